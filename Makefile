@@ -1,0 +1,55 @@
+# Convenience wrapper around meson (GNU make). `make check` and `make demo`
+# each work as one command on a fresh Debian 12 machine: they install the
+# build dependencies first (scripts/install-deps, idempotent).
+
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+MESON ?= meson
+
+# Sanitizer runs: every ASan/UBSan report fails the test. UBSan is made fatal
+# at compile time too (-fno-sanitize-recover=all). Leak detection stays on:
+# Criterion runs each test in a forked worker and LeakSanitizer checks each
+# worker at its exit, so a leak fails the test that leaked.
+ASAN_C_ARGS := -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_ENV := \
+	ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:print_summary=1 \
+	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1
+
+# Targets run their prerequisites in the order listed (deps before build);
+# meson/ninja parallelise the real work.
+.NOTPARALLEL:
+
+.PHONY: all deps build demo check check-asan bench format clean
+
+all: build
+
+deps:
+	scripts/install-deps
+
+build:
+	@test -f $(BUILD)/meson-private/coredata.dat || $(MESON) setup $(BUILD)
+	$(MESON) compile -C $(BUILD)
+
+demo: deps build
+	demo/run $(BUILD)
+
+check: deps build
+	$(MESON) test -C $(BUILD) --print-errorlogs
+
+check-asan: deps
+	@test -f $(ASAN_BUILD)/meson-private/coredata.dat || \
+		$(MESON) setup $(ASAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false \
+			-Dc_args="$(ASAN_C_ARGS)"
+	$(MESON) compile -C $(ASAN_BUILD)
+	$(ASAN_ENV) $(MESON) test -C $(ASAN_BUILD) --print-errorlogs
+
+bench: build
+	mkdir -p $(BUILD)/bench
+	$(BUILD)/bench/monitor-scale --csv $(BUILD)/bench/monitor-scale.csv
+	$(BUILD)/bench/monitor-accuracy --csv $(BUILD)/bench/monitor-accuracy.csv
+
+format:
+	git ls-files -z -- '*.c' '*.h' | xargs -0 -r clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Region-based access monitoring with adaptive regions: SEMANTICS.md §1.
+ */
+#include "monitor.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(vr-monitor-error-quark, vr_monitor_error)
+
+/* The largest max_nr_accesses we accept: nr_accesses fits easily, and a
+ * window of more than 65536 samples is a configuration mistake. */
+#define VR_MAX_NR_ACCESSES_LIMIT 65536U
+
+struct vr_listener {
+	vr_listener_fn fn;
+	void *user_data;
+};
+
+/**
+ * struct vr_ctx - a monitoring context.
+ * @attrs:	validated attributes.
+ * @ops:	the access source (borrowed).
+ * @ops_data:	the source's data (released through @ops->cleanup).
+ * @targets:	struct vr_target *, owned.
+ * @listeners:	struct vr_listener, called with every aggregated snapshot.
+ * @rng:	the context's random choices (sampling addresses, split points).
+ */
+struct vr_ctx {
+	struct vr_monitor_attrs attrs;
+	const struct vr_access_ops *ops;
+	void *ops_data;
+	GPtrArray *targets;
+	GArray *listeners;
+	struct vr_rng rng;
+	/* private: */
+	bool started;
+	bool prepared;		  /* samples are prepared and not checked yet */
+	uint64_t next_tick_us;	  /* when the next sample is due */
+	uint32_t nr_samples;	  /* samples checked in the current window */
+	uint64_t since_update_us; /* sampling time since the last ops update */
+	uint64_t nr_aggregations;
+	guint last_split_nr_regions;
+};
+
+static uint64_t align_down(uint64_t x, uint64_t a)
+{
+	return x - x % a;
+}
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+	return align_down(x + a - 1, a);
+}
+
+static uint32_t abs_diff(uint32_t a, uint32_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* (a * sz_a + b * sz_b) / (sz_a + sz_b), truncated, without overflow. */
+static uint32_t weighted_avg(uint32_t a, uint64_t sz_a, uint32_t b, uint64_t sz_b)
+{
+	unsigned __int128 sum = (unsigned __int128)a * sz_a + (unsigned __int128)b * sz_b;
+
+	return (uint32_t)(sum / ((unsigned __int128)sz_a + sz_b));
+}
+
+/* ---- attributes and ranges ---- */
+
+gboolean vr_monitor_attrs_validate(const struct vr_monitor_attrs *a, GError **error)
+{
+	if (a->sample_interval_us == 0) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
+			    "sample_interval_us = 0: must be at least 1 us");
+		return FALSE;
+	}
+	if (a->aggr_interval_us < a->sample_interval_us) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
+			    "aggr_interval_us = %" G_GUINT64_FORMAT
+			    ": must be at least sample_interval_us (%" G_GUINT64_FORMAT ")",
+			    a->aggr_interval_us, a->sample_interval_us);
+		return FALSE;
+	}
+	if (a->aggr_interval_us % a->sample_interval_us != 0) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
+			    "aggr_interval_us = %" G_GUINT64_FORMAT
+			    ": must be a multiple of sample_interval_us (%" G_GUINT64_FORMAT ")",
+			    a->aggr_interval_us, a->sample_interval_us);
+		return FALSE;
+	}
+	if (a->aggr_interval_us / a->sample_interval_us > VR_MAX_NR_ACCESSES_LIMIT) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
+			    "aggr_interval_us = %" G_GUINT64_FORMAT
+			    ": at most %u samples per aggregation window are allowed "
+			    "(sample_interval_us is %" G_GUINT64_FORMAT ")",
+			    a->aggr_interval_us, VR_MAX_NR_ACCESSES_LIMIT, a->sample_interval_us);
+		return FALSE;
+	}
+	if (a->ops_update_interval_us % a->sample_interval_us != 0) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
+			    "ops_update_interval_us = %" G_GUINT64_FORMAT
+			    ": must be 0 or a multiple of sample_interval_us (%" G_GUINT64_FORMAT
+			    ")",
+			    a->ops_update_interval_us, a->sample_interval_us);
+		return FALSE;
+	}
+	if (a->min_nr_regions < 3) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
+			    "min_nr_regions = %u: must be at least 3", a->min_nr_regions);
+		return FALSE;
+	}
+	if (a->max_nr_regions < a->min_nr_regions) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
+			    "max_nr_regions = %u: must be at least min_nr_regions (%u)",
+			    a->max_nr_regions, a->min_nr_regions);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gint range_cmp(gconstpointer a, gconstpointer b)
+{
+	const struct vr_range *ra = a, *rb = b;
+
+	return ra->start < rb->start ? -1 : ra->start > rb->start;
+}
+
+/* Validates and returns the ranges sorted, or NULL with @error set. */
+static GArray *ranges_sorted(const struct vr_range *ranges, size_t nr, uint32_t max_nr_regions,
+			     GError **error)
+{
+	g_autoptr(GArray) sorted = NULL;
+
+	if (nr > max_nr_regions) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_RANGE,
+			    "%zu ranges: a target may have at most max_nr_regions (%u) ranges", nr,
+			    max_nr_regions);
+		return NULL;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct vr_range *r = &ranges[i];
+
+		if (r->start % VR_PAGE_SIZE || r->end % VR_PAGE_SIZE) {
+			g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_RANGE,
+				    "ranges[%zu] = [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+				    "x): start and end must be multiples of the page size (%llu)",
+				    i, r->start, r->end, VR_PAGE_SIZE);
+			return NULL;
+		}
+		if (r->end <= r->start) {
+			g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_RANGE,
+				    "ranges[%zu] = [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+				    "x): empty, end must be above start",
+				    i, r->start, r->end);
+			return NULL;
+		}
+	}
+	sorted = g_array_sized_new(FALSE, FALSE, sizeof(struct vr_range), (guint)nr);
+	g_array_append_vals(sorted, ranges, (guint)nr);
+	g_array_sort(sorted, range_cmp);
+	for (guint i = 1; i < sorted->len; i++) {
+		const struct vr_range *prev = &g_array_index(sorted, struct vr_range, i - 1);
+		const struct vr_range *cur = &g_array_index(sorted, struct vr_range, i);
+
+		if (cur->start < prev->end) {
+			g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_RANGE,
+				    "ranges [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+				    "x) and [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+				    "x) overlap",
+				    prev->start, prev->end, cur->start, cur->end);
+			return NULL;
+		}
+	}
+	return g_steal_pointer(&sorted);
+}
+
+gboolean vr_ranges_validate(const struct vr_range *ranges, size_t nr, uint32_t max_nr_regions,
+			    GError **error)
+{
+	g_autoptr(GArray) sorted = ranges_sorted(ranges, nr, max_nr_regions, error);
+
+	return sorted != NULL;
+}
+
+/* ---- targets ---- */
+
+static struct vr_target *target_new(uint64_t id)
+{
+	struct vr_target *t = g_new0(struct vr_target, 1);
+
+	t->id = id;
+	t->ranges = g_array_new(FALSE, FALSE, sizeof(struct vr_range));
+	t->regions = g_array_new(FALSE, FALSE, sizeof(struct vr_region));
+	return t;
+}
+
+static void target_free(gpointer p)
+{
+	struct vr_target *t = p;
+
+	g_array_unref(t->ranges);
+	g_array_unref(t->regions);
+	g_free(t);
+}
+
+uint64_t vr_target_size(const struct vr_target *t)
+{
+	uint64_t sz = 0;
+
+	for (guint i = 0; i < t->ranges->len; i++) {
+		const struct vr_range *r = &g_array_index(t->ranges, struct vr_range, i);
+
+		sz += r->end - r->start;
+	}
+	return sz;
+}
+
+static void append_region(GArray *regions, uint64_t start, uint64_t end)
+{
+	struct vr_region r = {.start = start, .end = end, .sampling_addr = start};
+
+	g_array_append_val(regions, r);
+}
+
+gboolean vr_target_set_ranges(struct vr_target *t, const struct vr_range *ranges, size_t nr,
+			      uint32_t max_nr_regions, GError **error)
+{
+	g_autoptr(GArray) sorted = ranges_sorted(ranges, nr, max_nr_regions, error);
+	GArray *old = t->regions;
+	GArray *regions;
+	guint first = 0; /* first old region that may intersect the current range */
+
+	if (!sorted)
+		return FALSE;
+
+	regions = g_array_sized_new(FALSE, FALSE, sizeof(struct vr_region), old->len);
+	for (guint i = 0; i < sorted->len; i++) {
+		const struct vr_range *range = &g_array_index(sorted, struct vr_range, i);
+		uint64_t pos = range->start; /* first byte of @range not covered yet */
+
+		while (first < old->len && g_array_index(old, struct vr_region, first).end <= range->start)
+			first++;
+		for (guint j = first; j < old->len; j++) {
+			struct vr_region r = g_array_index(old, struct vr_region, j);
+
+			if (r.start >= range->end)
+				break;
+			r.start = MAX(r.start, range->start);
+			r.end = MIN(r.end, range->end);
+			if (pos < r.start)
+				append_region(regions, pos, r.start);
+			if (r.sampling_addr < r.start || r.sampling_addr >= r.end) {
+				r.sampling_addr = r.start;
+				r.accessed = false;
+			}
+			g_array_append_val(regions, r);
+			pos = r.end;
+		}
+		if (pos < range->end)
+			append_region(regions, pos, range->end);
+	}
+	g_array_unref(t->regions);
+	t->regions = regions;
+	g_array_unref(t->ranges);
+	t->ranges = g_steal_pointer(&sorted);
+	return TRUE;
+}
+
+void vr_target_split_evenly(struct vr_target *t, uint64_t sz_piece)
+{
+	uint64_t piece_pages = MAX(sz_piece / VR_PAGE_SIZE, 1);
+
+	g_array_set_size(t->regions, 0);
+	for (guint i = 0; i < t->ranges->len; i++) {
+		const struct vr_range *range = &g_array_index(t->ranges, struct vr_range, i);
+		uint64_t pages = (range->end - range->start) / VR_PAGE_SIZE;
+		uint64_t nr = (pages + piece_pages - 1) / piece_pages;
+		uint64_t base = pages / nr, extra = pages % nr;
+		uint64_t start = range->start;
+
+		/* the first @extra pieces get one page more than the others */
+		for (uint64_t k = 0; k < nr; k++) {
+			uint64_t end = start + (base + (k < extra)) * VR_PAGE_SIZE;
+
+			append_region(t->regions, start, end);
+			start = end;
+		}
+	}
+}
+
+void vr_target_update_ages(struct vr_target *t, uint32_t thres)
+{
+	for (guint i = 0; i < t->regions->len; i++) {
+		struct vr_region *r = vr_target_region(t, i);
+
+		if (abs_diff(r->nr_accesses, r->last_nr_accesses) > thres)
+			r->age = 0;
+		else if (r->age < G_MAXUINT32)
+			r->age++;
+	}
+}
+
+void vr_target_merge_regions(struct vr_target *t, uint32_t thres, uint64_t sz_limit)
+{
+	guint kept = 0;
+
+	for (guint i = 0; i < t->regions->len; i++) {
+		struct vr_region r = *vr_target_region(t, i);
+		struct vr_region *prev = kept ? vr_target_region(t, kept - 1) : NULL;
+
+		if (prev && prev->end == r.start && abs_diff(prev->nr_accesses, r.nr_accesses) <= thres &&
+		    vr_region_size(prev) + vr_region_size(&r) <= sz_limit) {
+			uint64_t sz_l = vr_region_size(prev), sz_r = vr_region_size(&r);
+
+			prev->nr_accesses = weighted_avg(prev->nr_accesses, sz_l, r.nr_accesses, sz_r);
+			prev->last_nr_accesses =
+				weighted_avg(prev->last_nr_accesses, sz_l, r.last_nr_accesses, sz_r);
+			prev->age = weighted_avg(prev->age, sz_l, r.age, sz_r);
+			prev->end = r.end;
+			continue;
+		}
+		*vr_target_region(t, kept++) = r;
+	}
+	g_array_set_size(t->regions, kept);
+}
+
+/* A random page-aligned cut in [10%, 90%] of @sz bytes, or 0 if none fits. */
+static uint64_t random_cut(uint64_t sz, struct vr_rng *rng)
+{
+	uint64_t lo = align_up((sz + 9) / 10, VR_PAGE_SIZE);
+	uint64_t hi = align_down((uint64_t)((unsigned __int128)sz * 9 / 10), VR_PAGE_SIZE);
+
+	if (lo > hi || lo == 0 || hi >= sz)
+		return 0;
+	return lo + vr_rng_below(rng, (hi - lo) / VR_PAGE_SIZE + 1) * VR_PAGE_SIZE;
+}
+
+void vr_target_split_regions(struct vr_target *t, unsigned nr_pieces, struct vr_rng *rng)
+{
+	GArray *regions;
+
+	g_return_if_fail(nr_pieces == 2 || nr_pieces == 3);
+
+	regions = g_array_sized_new(FALSE, FALSE, sizeof(struct vr_region),
+				    t->regions->len * nr_pieces);
+	for (guint i = 0; i < t->regions->len; i++) {
+		const struct vr_region *r = vr_target_region(t, i);
+		uint64_t sz = vr_region_size(r);
+		uint64_t cuts[2] = {random_cut(sz, rng), 0};
+		guint nr_cuts = cuts[0] ? 1 : 0;
+		uint64_t start = r->start;
+
+		if (nr_pieces == 3 && nr_cuts) {
+			uint64_t second = random_cut(sz, rng);
+
+			if (second && second != cuts[0]) {
+				cuts[1] = MAX(cuts[0], second);
+				cuts[0] = MIN(cuts[0], second);
+				nr_cuts = 2;
+			}
+		}
+		for (guint k = 0; k <= nr_cuts; k++) {
+			struct vr_region piece = *r;
+
+			piece.start = start;
+			piece.end = k < nr_cuts ? r->start + cuts[k] : r->end;
+			piece.sampling_addr = piece.start;
+			piece.accessed = false;
+			g_array_append_val(regions, piece);
+			start = piece.end;
+		}
+	}
+	g_array_unref(t->regions);
+	t->regions = regions;
+}
+
+/* ---- the context ---- */
+
+struct vr_ctx *vr_ctx_new(const struct vr_access_ops *ops, void *ops_data, uint64_t seed)
+{
+	struct vr_ctx *ctx = g_new0(struct vr_ctx, 1);
+
+	ctx->attrs = VR_MONITOR_ATTRS_DEFAULT;
+	ctx->ops = ops;
+	ctx->ops_data = ops_data;
+	ctx->targets = g_ptr_array_new_with_free_func(target_free);
+	ctx->listeners = g_array_new(FALSE, FALSE, sizeof(struct vr_listener));
+	vr_rng_seed(&ctx->rng, seed);
+	return ctx;
+}
+
+void vr_ctx_free(struct vr_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	if (ctx->ops && ctx->ops->cleanup)
+		ctx->ops->cleanup(ctx->ops_data);
+	g_ptr_array_unref(ctx->targets);
+	g_array_unref(ctx->listeners);
+	g_free(ctx);
+}
+
+gboolean vr_ctx_set_attrs(struct vr_ctx *ctx, const struct vr_monitor_attrs *attrs,
+			  GError **error)
+{
+	if (!vr_monitor_attrs_validate(attrs, error))
+		return FALSE;
+	for (guint i = 0; i < ctx->targets->len; i++) {
+		const struct vr_target *t = g_ptr_array_index(ctx->targets, i);
+
+		if (t->ranges->len > attrs->max_nr_regions) {
+			g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
+				    "max_nr_regions = %u: target %" G_GUINT64_FORMAT
+				    " has %u ranges, more than that",
+				    attrs->max_nr_regions, t->id, t->ranges->len);
+			return FALSE;
+		}
+	}
+	ctx->attrs = *attrs;
+	return TRUE;
+}
+
+const struct vr_monitor_attrs *vr_ctx_attrs(const struct vr_ctx *ctx)
+{
+	return &ctx->attrs;
+}
+
+struct vr_rng *vr_ctx_rng(struct vr_ctx *ctx)
+{
+	return &ctx->rng;
+}
+
+guint vr_ctx_nr_targets(const struct vr_ctx *ctx)
+{
+	return ctx->targets->len;
+}
+
+struct vr_target *vr_ctx_target(const struct vr_ctx *ctx, guint i)
+{
+	return g_ptr_array_index(ctx->targets, i);
+}
+
+guint vr_ctx_nr_regions(const struct vr_ctx *ctx)
+{
+	guint nr = 0;
+
+	for (guint i = 0; i < ctx->targets->len; i++)
+		nr += vr_target_nr_regions(vr_ctx_target(ctx, i));
+	return nr;
+}
+
+uint64_t vr_ctx_nr_aggregations(const struct vr_ctx *ctx)
+{
+	return ctx->nr_aggregations;
+}
+
+uint64_t vr_ctx_next_tick_us(const struct vr_ctx *ctx)
+{
+	return ctx->next_tick_us;
+}
+
+void vr_ctx_add_listener(struct vr_ctx *ctx, vr_listener_fn fn, void *user_data)
+{
+	struct vr_listener l = {.fn = fn, .user_data = user_data};
+
+	g_array_append_val(ctx->listeners, l);
+}
+
+/* The initial layout of one target: min_nr_regions even pieces. */
+static void target_lay_out(struct vr_target *t, uint32_t min_nr_regions)
+{
+	uint64_t sz_piece = align_down(vr_target_size(t) / min_nr_regions, VR_PAGE_SIZE);
+
+	vr_target_split_evenly(t, MAX(sz_piece, VR_PAGE_SIZE));
+}
+
+struct vr_target *vr_ctx_add_target(struct vr_ctx *ctx, uint64_t id, const struct vr_range *ranges,
+				    size_t nr, GError **error)
+{
+	struct vr_target *t = target_new(id);
+
+	if (!vr_target_set_ranges(t, ranges, nr, ctx->attrs.max_nr_regions, error)) {
+		target_free(t);
+		return NULL;
+	}
+	if (ctx->started)
+		target_lay_out(t, ctx->attrs.min_nr_regions);
+	g_ptr_array_add(ctx->targets, t);
+	return t;
+}
+
+static gboolean ctx_update_ranges(struct vr_ctx *ctx, GError **error)
+{
+	g_autoptr(GArray) ranges = NULL;
+
+	if (!ctx->ops->update)
+		return TRUE;
+	ranges = g_array_new(FALSE, FALSE, sizeof(struct vr_range));
+	for (guint i = 0; i < ctx->targets->len; i++) {
+		struct vr_target *t = vr_ctx_target(ctx, i);
+
+		g_array_set_size(ranges, 0);
+		if (!ctx->ops->update(ctx->ops_data, t, ranges, error) ||
+		    !vr_target_set_ranges(t, (const struct vr_range *)(void *)ranges->data,
+					  ranges->len, ctx->attrs.max_nr_regions, error)) {
+			g_prefix_error(error, "%s: updating the ranges of target %" G_GUINT64_FORMAT ": ",
+				       ctx->ops->name, t->id);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+static void ctx_prepare(struct vr_ctx *ctx, uint64_t now_us)
+{
+	for (guint i = 0; i < ctx->targets->len; i++) {
+		struct vr_target *t = vr_ctx_target(ctx, i);
+
+		if (!t->regions->len)
+			continue;
+		for (guint j = 0; j < t->regions->len; j++) {
+			struct vr_region *r = vr_target_region(t, j);
+			uint64_t pages = vr_region_size(r) / VR_PAGE_SIZE;
+
+			r->sampling_addr = r->start + vr_rng_below(&ctx->rng, pages) * VR_PAGE_SIZE;
+			r->accessed = false;
+		}
+		ctx->ops->prepare(ctx->ops_data, t, &g_array_index(t->regions, struct vr_region, 0),
+				  t->regions->len, now_us);
+	}
+	ctx->prepared = true;
+}
+
+static void ctx_check(struct vr_ctx *ctx, uint64_t now_us)
+{
+	uint32_t max_nr_accesses = vr_monitor_attrs_max_nr_accesses(&ctx->attrs);
+
+	for (guint i = 0; i < ctx->targets->len; i++) {
+		struct vr_target *t = vr_ctx_target(ctx, i);
+
+		if (!t->regions->len)
+			continue;
+		ctx->ops->check(ctx->ops_data, t, &g_array_index(t->regions, struct vr_region, 0),
+				t->regions->len, now_us);
+		for (guint j = 0; j < t->regions->len; j++) {
+			struct vr_region *r = vr_target_region(t, j);
+
+			if (r->accessed && r->nr_accesses < max_nr_accesses)
+				r->nr_accesses++;
+		}
+	}
+	ctx->prepared = false;
+	ctx->nr_samples++;
+}
+
+gboolean vr_ctx_start(struct vr_ctx *ctx, uint64_t now_us, GError **error)
+{
+	if (ctx->started) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_STATE,
+			    "the monitoring context is already running");
+		return FALSE;
+	}
+	if (!ctx_update_ranges(ctx, error))
+		return FALSE;
+	for (guint i = 0; i < ctx->targets->len; i++)
+		target_lay_out(vr_ctx_target(ctx, i), ctx->attrs.min_nr_regions);
+	ctx->started = true;
+	ctx->nr_samples = 0;
+	ctx->since_update_us = 0;
+	ctx_prepare(ctx, now_us);
+	ctx->next_tick_us = now_us + ctx->attrs.sample_interval_us;
+	return TRUE;
+}
+
+uint64_t vr_ctx_sz_limit(const struct vr_ctx *ctx)
+{
+	uint64_t total = 0;
+
+	for (guint i = 0; i < ctx->targets->len; i++)
+		total += vr_target_size(vr_ctx_target(ctx, i));
+	return MAX(total / ctx->attrs.min_nr_regions, VR_PAGE_SIZE);
+}
+
+uint32_t vr_ctx_merge_regions(struct vr_ctx *ctx)
+{
+	uint32_t max_nr_accesses = vr_monitor_attrs_max_nr_accesses(&ctx->attrs);
+	uint64_t sz_limit = vr_ctx_sz_limit(ctx);
+	uint32_t highest = 0, first_thres;
+	uint64_t thres;
+	guint nr_regions;
+
+	for (guint i = 0; i < ctx->targets->len; i++) {
+		const struct vr_target *t = vr_ctx_target(ctx, i);
+
+		for (guint j = 0; j < t->regions->len; j++)
+			highest = MAX(highest, vr_target_region(t, j)->nr_accesses);
+	}
+	first_thres = MAX(1, highest / 10);
+	for (guint i = 0; i < ctx->targets->len; i++)
+		vr_target_update_ages(vr_ctx_target(ctx, i), first_thres);
+
+	thres = first_thres;
+	do {
+		for (guint i = 0; i < ctx->targets->len; i++)
+			vr_target_merge_regions(vr_ctx_target(ctx, i), (uint32_t)MIN(thres, G_MAXUINT32),
+						sz_limit);
+		nr_regions = vr_ctx_nr_regions(ctx);
+		thres *= 2;
+	} while (nr_regions > ctx->attrs.max_nr_regions && thres / 2 < max_nr_accesses);
+	return first_thres;
+}
+
+void vr_ctx_split_regions(struct vr_ctx *ctx)
+{
+	guint nr_regions = vr_ctx_nr_regions(ctx);
+	unsigned nr_pieces = 2;
+
+	if (nr_regions >= ctx->attrs.max_nr_regions / 2)
+		return;
+	if (nr_regions == ctx->last_split_nr_regions && nr_regions < ctx->attrs.max_nr_regions / 3)
+		nr_pieces = 3;
+	for (guint i = 0; i < ctx->targets->len; i++)
+		vr_target_split_regions(vr_ctx_target(ctx, i), nr_pieces, &ctx->rng);
+	ctx->last_split_nr_regions = nr_regions;
+}
+
+static void ctx_aggregate(struct vr_ctx *ctx, uint64_t now_us)
+{
+	vr_ctx_merge_regions(ctx);
+	for (guint i = 0; i < ctx->listeners->len; i++) {
+		const struct vr_listener *l = &g_array_index(ctx->listeners, struct vr_listener, i);
+
+		l->fn(ctx, now_us, l->user_data);
+	}
+	for (guint i = 0; i < ctx->targets->len; i++) {
+		struct vr_target *t = vr_ctx_target(ctx, i);
+
+		for (guint j = 0; j < t->regions->len; j++) {
+			struct vr_region *r = vr_target_region(t, j);
+
+			r->last_nr_accesses = r->nr_accesses;
+			r->nr_accesses = 0;
+		}
+	}
+	vr_ctx_split_regions(ctx);
+	ctx->nr_aggregations++;
+	ctx->nr_samples = 0;
+}
+
+gboolean vr_ctx_tick(struct vr_ctx *ctx, uint64_t now_us, GError **error)
+{
+	gboolean ok = TRUE;
+
+	if (!ctx->started) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_STATE,
+			    "the monitoring context is not started");
+		return FALSE;
+	}
+	if (now_us < ctx->next_tick_us)
+		return TRUE;
+
+	if (ctx->prepared)
+		ctx_check(ctx, now_us);
+	if (ctx->nr_samples >= vr_monitor_attrs_max_nr_accesses(&ctx->attrs))
+		ctx_aggregate(ctx, now_us);
+
+	ctx->since_update_us += ctx->attrs.sample_interval_us;
+	if (ctx->attrs.ops_update_interval_us &&
+	    ctx->since_update_us >= ctx->attrs.ops_update_interval_us) {
+		ctx->since_update_us = 0;
+		/* regions stay consistent on failure: sample them anyway */
+		ok = ctx_update_ranges(ctx, error);
+	}
+	ctx_prepare(ctx, now_us);
+	ctx->next_tick_us = now_us + ctx->attrs.sample_interval_us;
+	return ok;
+}
