@@ -19,14 +19,14 @@ FILE *bench_csv_open(const char *path, const char *header, GError **error)
 	FILE *f;
 
 	if (g_mkdir_with_parents(dir, 0755) < 0) {
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "creating %s: %s", dir,
-			    g_strerror(errno));
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "creating %s: %s",
+			    dir, g_strerror(errno));
 		return NULL;
 	}
 	f = fopen(path, "w");
 	if (!f) {
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "opening %s: %s", path,
-			    g_strerror(errno));
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "opening %s: %s",
+			    path, g_strerror(errno));
 		return NULL;
 	}
 	fprintf(f, "%s\n", header);

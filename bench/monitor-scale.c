@@ -19,11 +19,11 @@
 
 #define US_PER_S ((uint64_t)1000000)
 
-static const double sizes_gib[] = {1, 16, 256, 1024};
+static const double sizes_gib[] = { 1, 16, 256, 1024 };
 
 /* The engine runs with max_nr_regions 1000 and each of these floors: 10 is
  * the default (the pattern decides the count), 1000 forces the most regions. */
-static const uint32_t min_nr_regions[] = {10, 100, 1000};
+static const uint32_t min_nr_regions[] = { 10, 100, 1000 };
 
 struct options {
 	double engine_s;
@@ -62,13 +62,13 @@ static gboolean run_engine(const struct options *opt, double gib, uint32_t min_r
 	g_autoptr(vr_sim) sim = make_sim(gib, opt->seed, error);
 	g_autoptr(vr_ctx) ctx = NULL;
 	uint64_t end_us = (uint64_t)(opt->engine_s * US_PER_S);
-	double regions[2] = {0, 0};
+	double regions[2] = { 0, 0 };
 	struct vr_range ram;
 	double cpu;
 
 	if (!sim)
 		return FALSE;
-	ram = (struct vr_range){0, vr_sim_size(sim)};
+	ram = (struct vr_range){ 0, vr_sim_size(sim) };
 	ctx = vr_ctx_new(&vr_sim_access_ops, vr_sim_access_new(sim), (uint64_t)opt->seed);
 	attrs.min_nr_regions = min_regions;
 	if (!vr_ctx_set_attrs(ctx, &attrs, error) || !vr_ctx_add_target(ctx, 0, &ram, 1, error))
@@ -101,7 +101,7 @@ static gboolean run_baseline(const struct options *opt, double gib, struct resul
 
 	if (!sim)
 		return FALSE;
-	ram = (struct vr_range){0, vr_sim_size(sim)};
+	ram = (struct vr_range){ 0, vr_sim_size(sim) };
 	sa = vr_sim_access_new(sim);
 	pt = vr_page_tracker_new(&vr_sim_access_ops, sa, &ram, 1, interval_us, error);
 	if (!pt)
@@ -134,15 +134,15 @@ static void print_row(FILE *csv, const char *tracker, double gib, const struct r
 
 int main(int argc, char **argv)
 {
-	struct options opt = {.engine_s = 60, .baseline_cpu_s = 5, .seed = 1};
+	struct options opt = { .engine_s = 60, .baseline_cpu_s = 5, .seed = 1 };
 	GOptionEntry entries[] = {
-		{"engine-s", 0, 0, G_OPTION_ARG_DOUBLE, &opt.engine_s,
-		 "Simulated seconds of engine monitoring per size (default 60)", "S"},
-		{"baseline-cpu-s", 0, 0, G_OPTION_ARG_DOUBLE, &opt.baseline_cpu_s,
-		 "CPU budget of the baseline per size before extrapolating (default 5)", "S"},
-		{"seed", 0, 0, G_OPTION_ARG_INT64, &opt.seed, "Seed (default 1)", "N"},
-		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &opt.csv, "Write the CSV here", "FILE"},
-		{NULL},
+		{ "engine-s", 0, 0, G_OPTION_ARG_DOUBLE, &opt.engine_s,
+		  "Simulated seconds of engine monitoring per size (default 60)", "S" },
+		{ "baseline-cpu-s", 0, 0, G_OPTION_ARG_DOUBLE, &opt.baseline_cpu_s,
+		  "CPU budget of the baseline per size before extrapolating (default 5)", "S" },
+		{ "seed", 0, 0, G_OPTION_ARG_INT64, &opt.seed, "Seed (default 1)", "N" },
+		{ "csv", 0, 0, G_OPTION_ARG_FILENAME, &opt.csv, "Write the CSV here", "FILE" },
+		{ NULL },
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("- CPU cost of monitoring");
 	g_autoptr(GError) error = NULL;
@@ -172,12 +172,14 @@ int main(int argc, char **argv)
 		"seed %" G_GINT64_FORMAT "\n",
 		opt.seed);
 	g_print("cpu_fraction = CPU seconds (tracker + access source) per simulated second\n\n");
-	g_print("%-13s %8s %12s %14s %12s\n", "tracker", "mem_gib", "cpu_fraction",
-		"regions/pages", "extrapolated");
+	g_print("%-13s %8s %12s %14s %12s\n", "tracker", "mem_gib", "cpu_fraction", "regions/pages",
+		"extrapolated");
 	for (guint i = 0; i < G_N_ELEMENTS(sizes_gib); i++) {
 		for (guint j = 0; j < G_N_ELEMENTS(min_nr_regions); j++) {
-			if (!run_engine(&opt, sizes_gib[i], min_nr_regions[j], &engine[i][j], &error)) {
-				g_printerr("monitor-scale: %.0f GiB: %s\n", sizes_gib[i], error->message);
+			if (!run_engine(&opt, sizes_gib[i], min_nr_regions[j], &engine[i][j],
+					&error)) {
+				g_printerr("monitor-scale: %.0f GiB: %s\n", sizes_gib[i],
+					   error->message);
 				return 1;
 			}
 			print_row(csv, "engine", sizes_gib[i], &engine[i][j]);
@@ -190,12 +192,14 @@ int main(int argc, char **argv)
 		print_row(csv, "page-baseline", sizes_gib[i], &baseline[i]);
 	}
 	for (guint j = 0; j < G_N_ELEMENTS(min_nr_regions); j++)
-		worst_growth = MAX(worst_growth, engine[3][j].cpu_fraction / engine[0][j].cpu_fraction);
+		worst_growth =
+			MAX(worst_growth, engine[3][j].cpu_fraction / engine[0][j].cpu_fraction);
 	g_print("\ngoals:\n");
 	g_print("  engine at 1 TiB / engine at 1 GiB = %.3f with the default regions, %.3f at "
 		"worst (goal <= 1.2)\n",
 		engine[3][0].cpu_fraction / engine[0][0].cpu_fraction, worst_growth);
-	g_print("  engine, highest cpu_fraction = %.4f%% of one CPU (goal < 1%%)\n", max_engine * 100);
+	g_print("  engine, highest cpu_fraction = %.4f%% of one CPU (goal < 1%%)\n",
+		max_engine * 100);
 	g_print("  baseline / engine at 16 GiB = %.0fx with the default regions, %.0fx with 1000 "
 		"(goal >= 100x)\n",
 		baseline[1].cpu_fraction / engine[1][0].cpu_fraction,

@@ -6,7 +6,9 @@
 
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(vr-monitor-error-quark, vr_monitor_error)
+/* clang-format on */
 
 /* The largest max_nr_accesses we accept: nr_accesses fits easily, and a
  * window of more than 65536 samples is a configuration mistake. */
@@ -52,6 +54,13 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 {
 	return align_down(x + a - 1, a);
 }
+
+#define SWAP_U64(a, b)                                                                             \
+	do {                                                                                       \
+		uint64_t tmp_ = (a);                                                               \
+		(a) = (b);                                                                         \
+		(b) = tmp_;                                                                        \
+	} while (0)
 
 static uint32_t abs_diff(uint32_t a, uint32_t b)
 {
@@ -119,17 +128,20 @@ gboolean vr_monitor_attrs_validate(const struct vr_monitor_attrs *a, GError **er
 	return TRUE;
 }
 
-static gint range_cmp(gconstpointer a, gconstpointer b)
+/* Orders indices into a range array by the ranges' start. */
+static gint range_index_cmp(gconstpointer a, gconstpointer b, gpointer user_data)
 {
-	const struct vr_range *ra = a, *rb = b;
+	const struct vr_range *ranges = user_data;
+	uint64_t x = ranges[*(const guint *)a].start, y = ranges[*(const guint *)b].start;
 
-	return ra->start < rb->start ? -1 : ra->start > rb->start;
+	return x < y ? -1 : x > y;
 }
 
 /* Validates and returns the ranges sorted, or NULL with @error set. */
 static GArray *ranges_sorted(const struct vr_range *ranges, size_t nr, uint32_t max_nr_regions,
 			     GError **error)
 {
+	g_autoptr(GArray) order = NULL;
 	g_autoptr(GArray) sorted = NULL;
 
 	if (nr > max_nr_regions) {
@@ -143,34 +155,45 @@ static GArray *ranges_sorted(const struct vr_range *ranges, size_t nr, uint32_t 
 
 		if (r->start % VR_PAGE_SIZE || r->end % VR_PAGE_SIZE) {
 			g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_RANGE,
-				    "ranges[%zu] = [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+				    "ranges[%zu] = [0x%" G_GINT64_MODIFIER
+				    "x, 0x%" G_GINT64_MODIFIER
 				    "x): start and end must be multiples of the page size (%llu)",
 				    i, r->start, r->end, VR_PAGE_SIZE);
 			return NULL;
 		}
 		if (r->end <= r->start) {
 			g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_RANGE,
-				    "ranges[%zu] = [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
-				    "x): empty, end must be above start",
+				    "ranges[%zu] = [0x%" G_GINT64_MODIFIER
+				    "x, 0x%" G_GINT64_MODIFIER "x): empty, end must be above start",
 				    i, r->start, r->end);
 			return NULL;
 		}
 	}
+	/* sort indices, not copies, so that errors name the ranges as given */
+	order = g_array_sized_new(FALSE, FALSE, sizeof(guint), (guint)nr);
+	for (guint i = 0; i < nr; i++)
+		g_array_append_val(order, i);
+	g_array_sort_with_data(order, range_index_cmp, (gpointer)ranges);
 	sorted = g_array_sized_new(FALSE, FALSE, sizeof(struct vr_range), (guint)nr);
-	g_array_append_vals(sorted, ranges, (guint)nr);
-	g_array_sort(sorted, range_cmp);
-	for (guint i = 1; i < sorted->len; i++) {
-		const struct vr_range *prev = &g_array_index(sorted, struct vr_range, i - 1);
-		const struct vr_range *cur = &g_array_index(sorted, struct vr_range, i);
+	for (guint k = 0; k < order->len; k++) {
+		guint i = g_array_index(order, guint, k);
 
-		if (cur->start < prev->end) {
-			g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_RANGE,
-				    "ranges [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
-				    "x) and [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
-				    "x) overlap",
-				    prev->start, prev->end, cur->start, cur->end);
-			return NULL;
+		if (k > 0) {
+			guint p = g_array_index(order, guint, k - 1);
+
+			if (ranges[i].start < ranges[p].end) {
+				g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_RANGE,
+					    "ranges[%u] = [0x%" G_GINT64_MODIFIER
+					    "x, 0x%" G_GINT64_MODIFIER
+					    "x) and ranges[%u] = [0x%" G_GINT64_MODIFIER
+					    "x, 0x%" G_GINT64_MODIFIER "x) overlap",
+					    MIN(p, i), ranges[MIN(p, i)].start,
+					    ranges[MIN(p, i)].end, MAX(p, i),
+					    ranges[MAX(p, i)].start, ranges[MAX(p, i)].end);
+				return NULL;
+			}
 		}
+		g_array_append_val(sorted, ranges[i]);
 	}
 	return g_steal_pointer(&sorted);
 }
@@ -218,7 +241,7 @@ uint64_t vr_target_size(const struct vr_target *t)
 
 static void append_region(GArray *regions, uint64_t start, uint64_t end)
 {
-	struct vr_region r = {.start = start, .end = end, .sampling_addr = start};
+	struct vr_region r = { .start = start, .end = end, .sampling_addr = start };
 
 	g_array_append_val(regions, r);
 }
@@ -239,7 +262,8 @@ gboolean vr_target_set_ranges(struct vr_target *t, const struct vr_range *ranges
 		const struct vr_range *range = &g_array_index(sorted, struct vr_range, i);
 		uint64_t pos = range->start; /* first byte of @range not covered yet */
 
-		while (first < old->len && g_array_index(old, struct vr_region, first).end <= range->start)
+		while (first < old->len &&
+		       g_array_index(old, struct vr_region, first).end <= range->start)
 			first++;
 		for (guint j = first; j < old->len; j++) {
 			struct vr_region r = g_array_index(old, struct vr_region, j);
@@ -309,13 +333,15 @@ void vr_target_merge_regions(struct vr_target *t, uint32_t thres, uint64_t sz_li
 		struct vr_region r = *vr_target_region(t, i);
 		struct vr_region *prev = kept ? vr_target_region(t, kept - 1) : NULL;
 
-		if (prev && prev->end == r.start && abs_diff(prev->nr_accesses, r.nr_accesses) <= thres &&
+		if (prev && prev->end == r.start &&
+		    abs_diff(prev->nr_accesses, r.nr_accesses) <= thres &&
 		    vr_region_size(prev) + vr_region_size(&r) <= sz_limit) {
 			uint64_t sz_l = vr_region_size(prev), sz_r = vr_region_size(&r);
 
-			prev->nr_accesses = weighted_avg(prev->nr_accesses, sz_l, r.nr_accesses, sz_r);
-			prev->last_nr_accesses =
-				weighted_avg(prev->last_nr_accesses, sz_l, r.last_nr_accesses, sz_r);
+			prev->nr_accesses =
+				weighted_avg(prev->nr_accesses, sz_l, r.nr_accesses, sz_r);
+			prev->last_nr_accesses = weighted_avg(prev->last_nr_accesses, sz_l,
+							      r.last_nr_accesses, sz_r);
 			prev->age = weighted_avg(prev->age, sz_l, r.age, sz_r);
 			prev->end = r.end;
 			continue;
@@ -325,15 +351,18 @@ void vr_target_merge_regions(struct vr_target *t, uint32_t thres, uint64_t sz_li
 	g_array_set_size(t->regions, kept);
 }
 
-/* A random page-aligned cut in [10%, 90%] of @sz bytes, or 0 if none fits. */
-static uint64_t random_cut(uint64_t sz, struct vr_rng *rng)
+/*
+ * The legal cut points of a region of @sz bytes: page-aligned offsets in
+ * [10%, 90%] of its size, [*@lo, *@lo + *@nr * page). Returns *@nr (0: none).
+ */
+static uint64_t cut_points(uint64_t sz, uint64_t *lo)
 {
-	uint64_t lo = align_up((sz + 9) / 10, VR_PAGE_SIZE);
 	uint64_t hi = align_down((uint64_t)((unsigned __int128)sz * 9 / 10), VR_PAGE_SIZE);
 
-	if (lo > hi || lo == 0 || hi >= sz)
+	*lo = align_up((sz + 9) / 10, VR_PAGE_SIZE);
+	if (*lo > hi || *lo == 0 || hi >= sz)
 		return 0;
-	return lo + vr_rng_below(rng, (hi - lo) / VR_PAGE_SIZE + 1) * VR_PAGE_SIZE;
+	return (hi - *lo) / VR_PAGE_SIZE + 1;
 }
 
 void vr_target_split_regions(struct vr_target *t, unsigned nr_pieces, struct vr_rng *rng)
@@ -346,20 +375,23 @@ void vr_target_split_regions(struct vr_target *t, unsigned nr_pieces, struct vr_
 				    t->regions->len * nr_pieces);
 	for (guint i = 0; i < t->regions->len; i++) {
 		const struct vr_region *r = vr_target_region(t, i);
-		uint64_t sz = vr_region_size(r);
-		uint64_t cuts[2] = {random_cut(sz, rng), 0};
-		guint nr_cuts = cuts[0] ? 1 : 0;
+		uint64_t lo, nr_points = cut_points(vr_region_size(r), &lo);
+		uint64_t cuts[2];
+		guint nr_cuts = (guint)MIN(nr_pieces - 1, nr_points);
 		uint64_t start = r->start;
 
-		if (nr_pieces == 3 && nr_cuts) {
-			uint64_t second = random_cut(sz, rng);
-
-			if (second && second != cuts[0]) {
-				cuts[1] = MAX(cuts[0], second);
-				cuts[0] = MIN(cuts[0], second);
-				nr_cuts = 2;
-			}
+		if (nr_cuts >= 1)
+			cuts[0] = vr_rng_below(rng, nr_points);
+		if (nr_cuts == 2) {
+			/* a second, different point: draw among the others */
+			cuts[1] = vr_rng_below(rng, nr_points - 1);
+			if (cuts[1] >= cuts[0])
+				cuts[1]++;
+			else
+				SWAP_U64(cuts[0], cuts[1]);
 		}
+		for (guint k = 0; k < nr_cuts; k++)
+			cuts[k] = lo + cuts[k] * VR_PAGE_SIZE;
 		for (guint k = 0; k <= nr_cuts; k++) {
 			struct vr_region piece = *r;
 
@@ -401,8 +433,34 @@ void vr_ctx_free(struct vr_ctx *ctx)
 	g_free(ctx);
 }
 
-gboolean vr_ctx_set_attrs(struct vr_ctx *ctx, const struct vr_monitor_attrs *attrs,
-			  GError **error)
+/*
+ * Keeps what the regions have learnt meaningful under new attributes, as
+ * DAMON does on a commit: access counts scale with max_nr_accesses, ages
+ * (in aggregation intervals) with the aggregation interval.
+ */
+static void rescale_results(struct vr_ctx *ctx, const struct vr_monitor_attrs *old,
+			    const struct vr_monitor_attrs *new)
+{
+	uint32_t old_max = vr_monitor_attrs_max_nr_accesses(old);
+	uint32_t new_max = vr_monitor_attrs_max_nr_accesses(new);
+
+	for (guint i = 0; i < ctx->targets->len; i++) {
+		struct vr_target *t = vr_ctx_target(ctx, i);
+
+		for (guint j = 0; j < t->regions->len; j++) {
+			struct vr_region *r = vr_target_region(t, j);
+
+			r->nr_accesses = (uint32_t)((uint64_t)r->nr_accesses * new_max / old_max);
+			r->last_nr_accesses =
+				(uint32_t)((uint64_t)r->last_nr_accesses * new_max / old_max);
+			r->age = (uint32_t)MIN((unsigned __int128)r->age * old->aggr_interval_us /
+						       new->aggr_interval_us,
+					       G_MAXUINT32);
+		}
+	}
+}
+
+gboolean vr_ctx_set_attrs(struct vr_ctx *ctx, const struct vr_monitor_attrs *attrs, GError **error)
 {
 	if (!vr_monitor_attrs_validate(attrs, error))
 		return FALSE;
@@ -417,6 +475,8 @@ gboolean vr_ctx_set_attrs(struct vr_ctx *ctx, const struct vr_monitor_attrs *att
 			return FALSE;
 		}
 	}
+	if (ctx->started)
+		rescale_results(ctx, &ctx->attrs, attrs);
 	ctx->attrs = *attrs;
 	return TRUE;
 }
@@ -462,7 +522,7 @@ uint64_t vr_ctx_next_tick_us(const struct vr_ctx *ctx)
 
 void vr_ctx_add_listener(struct vr_ctx *ctx, vr_listener_fn fn, void *user_data)
 {
-	struct vr_listener l = {.fn = fn, .user_data = user_data};
+	struct vr_listener l = { .fn = fn, .user_data = user_data };
 
 	g_array_append_val(ctx->listeners, l);
 }
@@ -504,7 +564,8 @@ static gboolean ctx_update_ranges(struct vr_ctx *ctx, GError **error)
 		if (!ctx->ops->update(ctx->ops_data, t, ranges, error) ||
 		    !vr_target_set_ranges(t, (const struct vr_range *)(void *)ranges->data,
 					  ranges->len, ctx->attrs.max_nr_regions, error)) {
-			g_prefix_error(error, "%s: updating the ranges of target %" G_GUINT64_FORMAT ": ",
+			g_prefix_error(error,
+				       "%s: updating the ranges of target %" G_GUINT64_FORMAT ": ",
 				       ctx->ops->name, t->id);
 			return FALSE;
 		}
@@ -603,8 +664,8 @@ uint32_t vr_ctx_merge_regions(struct vr_ctx *ctx)
 	thres = first_thres;
 	do {
 		for (guint i = 0; i < ctx->targets->len; i++)
-			vr_target_merge_regions(vr_ctx_target(ctx, i), (uint32_t)MIN(thres, G_MAXUINT32),
-						sz_limit);
+			vr_target_merge_regions(vr_ctx_target(ctx, i),
+						(uint32_t)MIN(thres, G_MAXUINT32), sz_limit);
 		nr_regions = vr_ctx_nr_regions(ctx);
 		thres *= 2;
 	} while (nr_regions > ctx->attrs.max_nr_regions && thres / 2 < max_nr_accesses);

@@ -142,10 +142,10 @@ uint64_t vr_target_size(const struct vr_target *t);
 struct vr_access_ops {
 	const char *name;
 	gboolean (*update)(void *data, const struct vr_target *t, GArray *ranges, GError **error);
-	void (*prepare)(void *data, const struct vr_target *t, struct vr_region *regions,
-			size_t nr, uint64_t now_us);
-	void (*check)(void *data, const struct vr_target *t, struct vr_region *regions,
-		      size_t nr, uint64_t now_us);
+	void (*prepare)(void *data, const struct vr_target *t, struct vr_region *regions, size_t nr,
+			uint64_t now_us);
+	void (*check)(void *data, const struct vr_target *t, struct vr_region *regions, size_t nr,
+		      uint64_t now_us);
 	void (*cleanup)(void *data);
 };
 
@@ -172,13 +172,13 @@ struct vr_monitor_attrs {
 };
 
 /* The published DAMON defaults (SEMANTICS.md §1). */
-#define VR_MONITOR_ATTRS_DEFAULT                                                         \
-	((struct vr_monitor_attrs){                                                      \
-		.sample_interval_us = 5000,                                              \
-		.aggr_interval_us = 100000,                                              \
-		.ops_update_interval_us = 1000000,                                       \
-		.min_nr_regions = 10,                                                    \
-		.max_nr_regions = 1000,                                                  \
+#define VR_MONITOR_ATTRS_DEFAULT                                                                   \
+	((struct vr_monitor_attrs){                                                                \
+		.sample_interval_us = 5000,                                                        \
+		.aggr_interval_us = 100000,                                                        \
+		.ops_update_interval_us = 1000000,                                                 \
+		.min_nr_regions = 10,                                                              \
+		.max_nr_regions = 1000,                                                            \
 	})
 
 /**
@@ -238,10 +238,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_ctx, vr_ctx_free)
  * vr_ctx_set_attrs() - validate and apply @attrs; nothing changes on error.
  *
  * Allowed while running (DAMON's commit): intervals take effect from the
- * next tick, region bounds from the next aggregation.
+ * next tick, region bounds from the next aggregation. Running regions keep
+ * what they learnt: nr_accesses and last_nr_accesses are scaled by the new
+ * max_nr_accesses over the old, ages by the old aggr_interval over the new.
  */
-gboolean vr_ctx_set_attrs(struct vr_ctx *ctx, const struct vr_monitor_attrs *attrs,
-			  GError **error);
+gboolean vr_ctx_set_attrs(struct vr_ctx *ctx, const struct vr_monitor_attrs *attrs, GError **error);
 
 const struct vr_monitor_attrs *vr_ctx_attrs(const struct vr_ctx *ctx);
 
@@ -346,8 +347,9 @@ void vr_target_merge_regions(struct vr_target *t, uint32_t thres, uint64_t sz_li
 
 /**
  * vr_target_split_regions() - split every region of at least two pages into
- * @nr_pieces (2 or 3) at random page-aligned points between 10% and 90% of its
- * size. Split-off pieces copy the counters and age of their region.
+ * @nr_pieces (2 or 3) at distinct random page-aligned points between 10% and
+ * 90% of its size (fewer pieces when fewer such points exist). Split-off
+ * pieces copy the counters and age of their region.
  */
 void vr_target_split_regions(struct vr_target *t, unsigned nr_pieces, struct vr_rng *rng);
 

@@ -65,7 +65,8 @@ struct vr_page_tracker *vr_page_tracker_new(const struct vr_access_ops *ops, voi
 	pt->last_seen = g_try_new0(uint32_t, MAX(pt->nr_pages, 1));
 	if (!pt->last_seen) {
 		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_STATE,
-			    "cannot allocate the state of %" G_GUINT64_FORMAT " pages", pt->nr_pages);
+			    "cannot allocate the state of %" G_GUINT64_FORMAT " pages",
+			    pt->nr_pages);
 		return NULL;
 	}
 	pt->batch = g_new0(struct vr_region, BATCH_PAGES);
@@ -172,8 +173,7 @@ uint64_t vr_page_tracker_scan(struct vr_page_tracker *pt, uint64_t now_us)
 	return found;
 }
 
-uint64_t vr_page_tracker_scan_part(struct vr_page_tracker *pt, uint64_t now_us,
-				   uint64_t max_pages)
+uint64_t vr_page_tracker_scan_part(struct vr_page_tracker *pt, uint64_t now_us, uint64_t max_pages)
 {
 	uint64_t nr = MIN(max_pages, pt->nr_pages - pt->cursor);
 
@@ -191,8 +191,8 @@ static bool page_idle(const struct vr_page_tracker *pt, uint64_t page, uint64_t 
 	return (uint64_t)(pt->nr_scans - pt->last_seen[page]) * pt->interval_us >= min_idle_us;
 }
 
-uint64_t vr_page_tracker_idle_bytes(const struct vr_page_tracker *pt, uint64_t start,
-				    uint64_t end, uint64_t min_idle_us)
+uint64_t vr_page_tracker_idle_bytes(const struct vr_page_tracker *pt, uint64_t start, uint64_t end,
+				    uint64_t min_idle_us)
 {
 	uint64_t bytes = 0;
 
@@ -227,7 +227,7 @@ GArray *vr_page_tracker_idle_ranges(const struct vr_page_tracker *pt, uint64_t m
 			if (last && last->end == addr) {
 				last->end += VR_PAGE_SIZE;
 			} else {
-				struct vr_range run = {addr, addr + VR_PAGE_SIZE};
+				struct vr_range run = { addr, addr + VR_PAGE_SIZE };
 
 				g_array_append_val(out, run);
 			}

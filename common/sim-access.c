@@ -35,7 +35,7 @@ static gboolean sim_update(void *data, const struct vr_target *t G_GNUC_UNUSED, 
 			   GError **error G_GNUC_UNUSED)
 {
 	struct vr_sim_access *sa = data;
-	struct vr_range ram = {.start = 0, .end = vr_sim_size(sa->sim)};
+	struct vr_range ram = { .start = 0, .end = vr_sim_size(sa->sim) };
 
 	g_array_append_val(ranges, ram);
 	return TRUE;
@@ -50,8 +50,8 @@ static void sim_prepare(void *data, const struct vr_target *t G_GNUC_UNUSED,
 	sa->prepared_at_us = now_us;
 }
 
-static void sim_check(void *data, const struct vr_target *t G_GNUC_UNUSED, struct vr_region *regions, size_t nr,
-		      uint64_t now_us)
+static void sim_check(void *data, const struct vr_target *t G_GNUC_UNUSED,
+		      struct vr_region *regions, size_t nr, uint64_t now_us)
 {
 	struct vr_sim_access *sa = data;
 

@@ -16,7 +16,7 @@
  * head (rank 1 at address 0) is hot; the tail's rare accesses land on pages
  * spread over the whole guest: about 3% of it is touched every 5 s. */
 #define ZIPF_HZ_PER_GIB 300000.0
-#define ZIPF_S 1.5
+#define ZIPF_S		1.5
 
 /* @permille of the guest size, page-aligned. */
 static uint64_t at(uint64_t size, uint64_t permille)
@@ -28,7 +28,7 @@ static uint64_t at(uint64_t size, uint64_t permille)
 
 static struct vr_sim_set hot(uint64_t start, uint64_t end, double hz)
 {
-	return (struct vr_sim_set){.kind = VR_SIM_SET_HOT, .start = start, .end = end, .hz = hz};
+	return (struct vr_sim_set){ .kind = VR_SIM_SET_HOT, .start = start, .end = end, .hz = hz };
 }
 
 static gboolean add_phases(struct vr_sim *sim, const char *name, guint nr_phases, uint64_t phase_us,
@@ -109,7 +109,8 @@ static gboolean load_scan_at(struct vr_sim *sim, const char *name, uint64_t spee
 			.start = at(s, 500),
 			.end = at(s, 700),
 			.hz = HOT_HZ,
-			.scan_window_bytes = MAX(at(s, 1000) / 256 / VR_PAGE_SIZE, 1) * VR_PAGE_SIZE,
+			.scan_window_bytes =
+				MAX(at(s, 1000) / 256 / VR_PAGE_SIZE, 1) * VR_PAGE_SIZE,
 			.scan_speed_bps = MAX(s / speed_div, VR_PAGE_SIZE),
 		},
 		hot(at(s, 100), at(s, 150), HOT_HZ),
@@ -133,12 +134,12 @@ static gboolean load_scan_fast(struct vr_sim *sim, uint64_t phase_us, GError **e
 static gboolean load_demo(struct vr_sim *sim, uint64_t phase_us, GError **error)
 {
 	uint64_t s = vr_sim_size(sim);
-	struct vr_sim_set boot[] = {hot(0, at(s, 125), 2 * HOT_HZ)};
-	struct vr_sim_set moved[] = {hot(at(s, 250), at(s, 375), 2 * HOT_HZ),
-				     hot(at(s, 600), at(s, 625), HOT_HZ / 40)};
-	struct vr_sim_set grown[] = {hot(at(s, 250), at(s, 500), 2 * HOT_HZ),
-				     hot(at(s, 600), at(s, 625), HOT_HZ / 40)};
-	struct vr_sim_set quiet[] = {hot(at(s, 700), at(s, 725), 2 * HOT_HZ)};
+	struct vr_sim_set boot[] = { hot(0, at(s, 125), 2 * HOT_HZ) };
+	struct vr_sim_set moved[] = { hot(at(s, 250), at(s, 375), 2 * HOT_HZ),
+				      hot(at(s, 600), at(s, 625), HOT_HZ / 40) };
+	struct vr_sim_set grown[] = { hot(at(s, 250), at(s, 500), 2 * HOT_HZ),
+				      hot(at(s, 600), at(s, 625), HOT_HZ / 40) };
+	struct vr_sim_set quiet[] = { hot(at(s, 700), at(s, 725), 2 * HOT_HZ) };
 
 	return vr_sim_add_phase(sim, "boot", phase_us, boot, G_N_ELEMENTS(boot), error) &&
 	       vr_sim_add_phase(sim, "moved", phase_us, moved, G_N_ELEMENTS(moved), error) &&
@@ -150,9 +151,10 @@ static const struct {
 	const char *name;
 	gboolean (*load)(struct vr_sim *sim, uint64_t phase_us, GError **error);
 } builtins[] = {
-	{"clustered", load_clustered}, {"scattered", load_scattered}, {"zipf", load_zipf},
-	{"shifting", load_shifting},   {"scan", load_scan},	      {"scan-fast", load_scan_fast},
-	{"demo", load_demo},
+	{ "clustered", load_clustered }, { "scattered", load_scattered },
+	{ "zipf", load_zipf },		 { "shifting", load_shifting },
+	{ "scan", load_scan },		 { "scan-fast", load_scan_fast },
+	{ "demo", load_demo },
 };
 
 const char *const *vr_sim_builtin_names(void)

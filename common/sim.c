@@ -8,7 +8,9 @@
 #include <math.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(vr-sim-error-quark, vr_sim_error)
+/* clang-format on */
 
 #define US_PER_S 1e6
 
@@ -148,7 +150,8 @@ static gboolean set_validate(const struct vr_sim *sim, const struct vr_sim_set *
 		why = "hz must be a positive number";
 	else if (s->kind == VR_SIM_SET_ZIPF && !(isfinite(s->zipf_s) && s->zipf_s > 0))
 		why = "zipf_s must be a positive number";
-	else if (s->kind == VR_SIM_SET_ZIPF && !(isfinite(s->zipf_total_hz) && s->zipf_total_hz > 0))
+	else if (s->kind == VR_SIM_SET_ZIPF &&
+		 !(isfinite(s->zipf_total_hz) && s->zipf_total_hz > 0))
 		why = "zipf_total_hz must be a positive number";
 	else if (s->kind == VR_SIM_SET_SCAN &&
 		 (s->scan_window_bytes == 0 || s->scan_window_bytes % VR_PAGE_SIZE ||
@@ -160,8 +163,8 @@ static gboolean set_validate(const struct vr_sim *sim, const struct vr_sim_set *
 		why = "unknown kind";
 	if (why) {
 		g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID,
-			    "sets[%zu] [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER "x): %s", i,
-			    s->start, s->end, why);
+			    "sets[%zu] [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER "x): %s",
+			    i, s->start, s->end, why);
 		return FALSE;
 	}
 	return TRUE;
@@ -233,12 +236,13 @@ gboolean vr_sim_add_phase(struct vr_sim *sim, const char *name, uint64_t duratio
 	ph->segments = g_array_new(FALSE, FALSE, sizeof(struct sim_segment));
 	ph->seg_sets = g_array_new(FALSE, FALSE, sizeof(guint));
 	for (size_t i = 0; i < nr; i++) {
-		struct sim_set s = {.def = sets[i]};
+		struct sim_set s = { .def = sets[i] };
 
 		s.salt = vr_hash64(sim->seed ^ vr_hash64(((uint64_t)sim->phases->len << 32) | i));
 		if (s.def.kind == VR_SIM_SET_ZIPF)
-			s.zipf_norm = s.def.zipf_total_hz /
-				      harmonic((s.def.end - s.def.start) / VR_PAGE_SIZE, s.def.zipf_s);
+			s.zipf_norm =
+				s.def.zipf_total_hz /
+				harmonic((s.def.end - s.def.start) / VR_PAGE_SIZE, s.def.zipf_s);
 		else
 			s.period_us = US_PER_S / s.def.hz;
 		g_array_append_val(ph->sets, s);
@@ -327,7 +331,8 @@ static const struct sim_segment *segment_find(const struct sim_phase *ph, uint64
 
 	while (lo < hi) {
 		guint mid = (lo + hi) / 2;
-		const struct sim_segment *seg = &g_array_index(ph->segments, struct sim_segment, mid);
+		const struct sim_segment *seg =
+			&g_array_index(ph->segments, struct sim_segment, mid);
 
 		if (seg->end <= addr)
 			lo = mid + 1;

@@ -115,15 +115,13 @@ uint64_t vr_sim_script_duration_us(const struct vr_sim *sim);
  * (may be NULL) and the time it started (this pass) in @start_us (may be NULL).
  * Return: the phase index, or -1 when the script is empty.
  */
-int vr_sim_phase_at(const struct vr_sim *sim, uint64_t t_us, const char **name,
-		    uint64_t *start_us);
+int vr_sim_phase_at(const struct vr_sim *sim, uint64_t t_us, const char **name, uint64_t *start_us);
 
 /**
  * vr_sim_page_accessed() - was the page holding @addr accessed in
  * (@t0_us, @t1_us]? O(1) per set covering the page, O(log n) to find them.
  */
-bool vr_sim_page_accessed(const struct vr_sim *sim, uint64_t addr, uint64_t t0_us,
-			  uint64_t t1_us);
+bool vr_sim_page_accessed(const struct vr_sim *sim, uint64_t addr, uint64_t t0_us, uint64_t t1_us);
 
 /**
  * vr_sim_accessed_bytes() - bytes of the pages in [@start, @end) accessed in
