@@ -49,8 +49,7 @@ uint64_t vr_page_tracker_scan(struct vr_page_tracker *pt, uint64_t now_us);
  * measuring the cost of a scan too large to finish.
  * Return: pages scanned.
  */
-uint64_t vr_page_tracker_scan_part(struct vr_page_tracker *pt, uint64_t now_us,
-				   uint64_t max_pages);
+uint64_t vr_page_tracker_scan_part(struct vr_page_tracker *pt, uint64_t now_us, uint64_t max_pages);
 
 uint64_t vr_page_tracker_nr_pages(const struct vr_page_tracker *pt);
 
@@ -58,8 +57,8 @@ uint64_t vr_page_tracker_nr_pages(const struct vr_page_tracker *pt);
  * vr_page_tracker_idle_bytes() - bytes of the pages in [@start, @end) not
  * found accessed for at least @min_idle_us (by the last scan).
  */
-uint64_t vr_page_tracker_idle_bytes(const struct vr_page_tracker *pt, uint64_t start,
-				    uint64_t end, uint64_t min_idle_us);
+uint64_t vr_page_tracker_idle_bytes(const struct vr_page_tracker *pt, uint64_t start, uint64_t end,
+				    uint64_t min_idle_us);
 
 /**
  * vr_page_tracker_idle_ranges() - the runs of pages idle for at least

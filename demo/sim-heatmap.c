@@ -12,7 +12,7 @@
 #include "monitor.h"
 #include "sim.h"
 
-#define GIB (1ULL << 30)
+#define GIB	 (1ULL << 30)
 #define US_PER_S ((uint64_t)1000000)
 
 /* From no access (blank) to an access in every sample. */
@@ -21,7 +21,7 @@ static const char ramp[] = " .:-=+*#%@";
 struct demo {
 	const struct vr_sim *sim;
 	guint width;
-	double *heat;   /* per column: sum of nr_accesses * bytes */
+	double *heat;	/* per column: sum of nr_accesses * bytes */
 	double *weight; /* per column: bytes */
 };
 
@@ -65,7 +65,8 @@ static void print_heatmap(const struct vr_ctx *ctx, uint64_t now_us, void *user_
 		g_string_append_c(line, ramp[MIN(idx, sizeof(ramp) - 2)]);
 	}
 	vr_sim_phase_at(d->sim, now_us - 1, &phase, NULL);
-	printf("%4" G_GUINT64_FORMAT "s |%s| wss found %6.2f GiB, true %6.2f GiB, %4u regions  %s\n",
+	printf("%4" G_GUINT64_FORMAT
+	       "s |%s| wss found %6.2f GiB, true %6.2f GiB, %4u regions  %s\n",
 	       now_us / US_PER_S, line->str, (double)wss / GIB,
 	       (double)vr_sim_hot_bytes(d->sim, now_us - 1) / GIB, vr_ctx_nr_regions(ctx), phase);
 	fflush(stdout);
@@ -77,12 +78,15 @@ int main(int argc, char **argv)
 	gint64 seed = 1;
 	gint width = 64;
 	GOptionEntry entries[] = {
-		{"size-gib", 0, 0, G_OPTION_ARG_DOUBLE, &size_gib, "Guest size (default 64)", "GIB"},
-		{"phase-s", 0, 0, G_OPTION_ARG_DOUBLE, &phase_s, "Phase length (default 10)", "S"},
-		{"seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "Simulated time (default 40)", "S"},
-		{"width", 0, 0, G_OPTION_ARG_INT, &width, "Heatmap columns (default 64)", "N"},
-		{"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Seed (default 1)", "N"},
-		{NULL},
+		{ "size-gib", 0, 0, G_OPTION_ARG_DOUBLE, &size_gib, "Guest size (default 64)",
+		  "GIB" },
+		{ "phase-s", 0, 0, G_OPTION_ARG_DOUBLE, &phase_s, "Phase length (default 10)",
+		  "S" },
+		{ "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "Simulated time (default 40)",
+		  "S" },
+		{ "width", 0, 0, G_OPTION_ARG_INT, &width, "Heatmap columns (default 64)", "N" },
+		{ "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Seed (default 1)", "N" },
+		{ NULL },
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("- the monitor on a simulated guest");
 	g_autoptr(GError) error = NULL;
@@ -111,8 +115,8 @@ int main(int argc, char **argv)
 	}
 	heat = g_new0(double, width);
 	weight = g_new0(double, width);
-	d = (struct demo){.sim = sim, .width = (guint)width, .heat = heat, .weight = weight};
-	ram = (struct vr_range){0, vr_sim_size(sim)};
+	d = (struct demo){ .sim = sim, .width = (guint)width, .heat = heat, .weight = weight };
+	ram = (struct vr_range){ 0, vr_sim_size(sim) };
 	ctx = vr_ctx_new(&vr_sim_access_ops, vr_sim_access_new(sim), (uint64_t)seed);
 	vr_ctx_add_listener(ctx, print_heatmap, &d);
 	if (!vr_ctx_add_target(ctx, 0, &ram, 1, &error) || !vr_ctx_start(ctx, 0, &error)) {
