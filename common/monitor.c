@@ -4,6 +4,8 @@
  */
 #include "monitor.h"
 
+#include "ctx-private.h"
+
 #include <string.h>
 
 /* clang-format off */
@@ -13,37 +15,6 @@ G_DEFINE_QUARK(vr-monitor-error-quark, vr_monitor_error)
 /* The largest max_nr_accesses we accept: nr_accesses fits easily, and a
  * window of more than 65536 samples is a configuration mistake. */
 #define VR_MAX_NR_ACCESSES_LIMIT 65536U
-
-struct vr_listener {
-	vr_listener_fn fn;
-	void *user_data;
-};
-
-/**
- * struct vr_ctx - a monitoring context.
- * @attrs:	validated attributes.
- * @ops:	the access source (borrowed).
- * @ops_data:	the source's data (released through @ops->cleanup).
- * @targets:	struct vr_target *, owned.
- * @listeners:	struct vr_listener, called with every aggregated snapshot.
- * @rng:	the context's random choices (sampling addresses, split points).
- */
-struct vr_ctx {
-	struct vr_monitor_attrs attrs;
-	const struct vr_access_ops *ops;
-	void *ops_data;
-	GPtrArray *targets;
-	GArray *listeners;
-	struct vr_rng rng;
-	/* private: */
-	bool started;
-	bool prepared;		  /* samples are prepared and not checked yet */
-	uint64_t next_tick_us;	  /* when the next sample is due */
-	uint32_t nr_samples;	  /* samples checked in the current window */
-	uint64_t since_update_us; /* sampling time since the last ops update */
-	uint64_t nr_aggregations;
-	guint last_split_nr_regions;
-};
 
 static uint64_t align_down(uint64_t x, uint64_t a)
 {
@@ -407,6 +378,21 @@ void vr_target_split_regions(struct vr_target *t, unsigned nr_pieces, struct vr_
 	t->regions = regions;
 }
 
+void vr_target_split_region_at(struct vr_target *t, guint i, uint64_t offset)
+{
+	struct vr_region right = *vr_target_region(t, i);
+
+	g_return_if_fail(offset % VR_PAGE_SIZE == 0 && offset > 0 &&
+			 offset < vr_region_size(&right));
+	right.start += offset;
+	right.sampling_addr = right.start;
+	right.accessed = false;
+	vr_target_region(t, i)->end = right.start;
+	if (vr_target_region(t, i)->sampling_addr >= right.start)
+		vr_target_region(t, i)->sampling_addr = vr_target_region(t, i)->start;
+	g_array_insert_val(t->regions, i + 1, right);
+}
+
 /* ---- the context ---- */
 
 struct vr_ctx *vr_ctx_new(const struct vr_access_ops *ops, void *ops_data, uint64_t seed)
@@ -418,6 +404,7 @@ struct vr_ctx *vr_ctx_new(const struct vr_access_ops *ops, void *ops_data, uint6
 	ctx->ops_data = ops_data;
 	ctx->targets = g_ptr_array_new_with_free_func(target_free);
 	ctx->listeners = g_array_new(FALSE, FALSE, sizeof(struct vr_listener));
+	ctx->schemes = g_ptr_array_new_with_free_func((GDestroyNotify)vr_scheme_free);
 	vr_rng_seed(&ctx->rng, seed);
 	return ctx;
 }
@@ -428,6 +415,7 @@ void vr_ctx_free(struct vr_ctx *ctx)
 		return;
 	if (ctx->ops && ctx->ops->cleanup)
 		ctx->ops->cleanup(ctx->ops_data);
+	vr_ctx_free_schemes(ctx);
 	g_ptr_array_unref(ctx->targets);
 	g_array_unref(ctx->listeners);
 	g_free(ctx);
@@ -689,6 +677,7 @@ void vr_ctx_split_regions(struct vr_ctx *ctx)
 static void ctx_aggregate(struct vr_ctx *ctx, uint64_t now_us)
 {
 	vr_ctx_merge_regions(ctx);
+	vr_ctx_apply_schemes(ctx, now_us);
 	for (guint i = 0; i < ctx->listeners->len; i++) {
 		const struct vr_listener *l = &g_array_index(ctx->listeners, struct vr_listener, i);
 
@@ -721,6 +710,14 @@ gboolean vr_ctx_tick(struct vr_ctx *ctx, uint64_t now_us, GError **error)
 	if (now_us < ctx->next_tick_us)
 		return TRUE;
 
+	ok = vr_ctx_update_watermarks(ctx, now_us, error);
+	if (vr_ctx_monitoring_paused(ctx)) {
+		/* no scheme is active: no sampling at all until a watermark
+		 * check activates one (the samples prepared are dropped) */
+		ctx->prepared = false;
+		ctx->next_tick_us = MAX(vr_ctx_next_watermark_check_us(ctx), now_us + 1);
+		return ok;
+	}
 	if (ctx->prepared)
 		ctx_check(ctx, now_us);
 	if (ctx->nr_samples >= vr_monitor_attrs_max_nr_accesses(&ctx->attrs))
@@ -731,7 +728,8 @@ gboolean vr_ctx_tick(struct vr_ctx *ctx, uint64_t now_us, GError **error)
 	    ctx->since_update_us >= ctx->attrs.ops_update_interval_us) {
 		ctx->since_update_us = 0;
 		/* regions stay consistent on failure: sample them anyway */
-		ok = ctx_update_ranges(ctx, error);
+		if (!ctx_update_ranges(ctx, ok ? error : NULL))
+			ok = FALSE;
 	}
 	ctx_prepare(ctx, now_us);
 	ctx->next_tick_us = now_us + ctx->attrs.sample_interval_us;

@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * DAMOS: access-pattern-driven actions (SEMANTICS.md §2).
+ *
+ * A scheme is an access pattern, an action, a quota (with prioritization and
+ * goals), watermarks and stats. The schemes of a monitoring context are
+ * applied once per aggregation interval, to every region of every target,
+ * after the merge and before listeners see the snapshot. Actions go through
+ * an actuator (struct vr_actuator_ops); the time each application takes is
+ * read from an injected clock (struct vr_clock); watermark metrics come from
+ * a provider (struct vr_metric_ops). Pure: no I/O of its own.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "monitor.h"
+
+#define VR_SCHEME_ERROR (vr_scheme_error_quark())
+GQuark vr_scheme_error_quark(void);
+
+/**
+ * enum vr_scheme_error - error codes in the VR_SCHEME_ERROR domain.
+ * @VR_SCHEME_ERROR_INVALID: a scheme field is out of range (the message names
+ *	it, e.g. "schemes[1] 'cold': quota.reset_interval_ms = 0: ...").
+ * @VR_SCHEME_ERROR_METRIC: the metric provider failed.
+ */
+enum vr_scheme_error {
+	VR_SCHEME_ERROR_INVALID,
+	VR_SCHEME_ERROR_METRIC,
+};
+
+/**
+ * enum vr_action - what a scheme does to the regions it selects.
+ * @VR_ACTION_PAGEOUT:	reclaim (page out) the region's memory.
+ * @VR_ACTION_COLD:	deprioritize it (move to the inactive LRU).
+ * @VR_ACTION_WILLNEED:	prefetch it.
+ * @VR_ACTION_HUGEPAGE:	back it with huge pages.
+ * @VR_ACTION_NOHUGEPAGE: back it with base pages.
+ * @VR_ACTION_STAT:	only count it (no action, no age reset).
+ */
+enum vr_action {
+	VR_ACTION_PAGEOUT,
+	VR_ACTION_COLD,
+	VR_ACTION_WILLNEED,
+	VR_ACTION_HUGEPAGE,
+	VR_ACTION_NOHUGEPAGE,
+	VR_ACTION_STAT,
+};
+#define VR_NR_ACTIONS (VR_ACTION_STAT + 1)
+
+/** vr_action_name() - "pageout", "cold", "willneed", "hugepage", "nohugepage", "stat". */
+const char *vr_action_name(enum vr_action action);
+
+/** vr_action_from_name() - parse a name of vr_action_name(); FALSE if unknown. */
+gboolean vr_action_from_name(const char *name, enum vr_action *action);
+
+/**
+ * struct vr_access_pattern - which regions a scheme selects; every bound is
+ * inclusive, in the units users speak.
+ * @min_sz_bytes, @max_sz_bytes:	region size.
+ * @min_nr_accesses, @max_nr_accesses:	accesses seen per aggregation
+ *					interval (0..max_nr_accesses).
+ * @min_age_us, @max_age_us:		age as time; the engine converts with
+ *					age = age_us / aggr_interval_us
+ *					(truncated) when it matches.
+ */
+struct vr_access_pattern {
+	uint64_t min_sz_bytes;
+	uint64_t max_sz_bytes;
+	uint32_t min_nr_accesses;
+	uint32_t max_nr_accesses;
+	uint64_t min_age_us;
+	uint64_t max_age_us;
+};
+
+/**
+ * vr_access_pattern_match() - does @r match @p under @attrs?
+ */
+bool vr_access_pattern_match(const struct vr_access_pattern *p, const struct vr_region *r,
+			     const struct vr_monitor_attrs *attrs);
+
+/**
+ * enum vr_goal_metric - what a quota goal measures.
+ * @VR_GOAL_USER_INPUT:		a value the user (or a daemon) feeds in.
+ * @VR_GOAL_SOME_MEM_PSI_US:	memory pressure stall (PSI "some") in us per
+ *				quota window.
+ * @VR_GOAL_FREE_MEM_RATE:	free memory per thousand of total.
+ */
+enum vr_goal_metric {
+	VR_GOAL_USER_INPUT,
+	VR_GOAL_SOME_MEM_PSI_US,
+	VR_GOAL_FREE_MEM_RATE,
+};
+
+/** vr_goal_metric_name() - "user_input", "some_mem_psi_us", "free_mem_rate". */
+const char *vr_goal_metric_name(enum vr_goal_metric metric);
+gboolean vr_goal_metric_from_name(const char *name, enum vr_goal_metric *metric);
+
+/**
+ * struct vr_quota_goal - a feedback target for a scheme's quota.
+ * @metric:	 what is measured.
+ * @target:	 the value to reach (> 0), in the metric's unit.
+ * @current:	 the last measured value: for user_input, set by the caller
+ *		 through vr_ctx_scheme(); for the others, read from the metric
+ *		 provider at the start of each charge window.
+ */
+struct vr_quota_goal {
+	enum vr_goal_metric metric;
+	uint64_t target;
+	uint64_t current;
+};
+
+#define VR_MAX_QUOTA_GOALS 4
+
+/**
+ * struct vr_quota - how much a scheme may do per window, and in what order.
+ * @ms:			action time allowed per window, in ms; 0 = unlimited.
+ * @sz:			bytes allowed per window; 0 = unlimited.
+ * @reset_interval_ms:	length of a charge window, in ms (> 0 when a quota is
+ *			set).
+ * @weight_sz, @weight_nr_accesses, @weight_age: prioritization weights of the
+ *			score functions (SEMANTICS.md §2.2); all 0 = every region
+ *			scores the same ("without prioritization").
+ * @goals, @nr_goals:	quota goals; with goals the feedback tuner sets the
+ *			effective size, within @ms's and @sz's limits.
+ *
+ * The state below "private" belongs to the engine; it survives a runtime
+ * update of the scheme (vr_ctx_set_schemes()).
+ */
+struct vr_quota {
+	uint64_t ms;
+	uint64_t sz;
+	uint64_t reset_interval_ms;
+	uint32_t weight_sz;
+	uint32_t weight_nr_accesses;
+	uint32_t weight_age;
+	struct vr_quota_goal goals[VR_MAX_QUOTA_GOALS];
+	guint nr_goals;
+	/* private: */
+	uint64_t total_charged_sz; /* bytes charged in closed windows */
+	uint64_t total_charged_ns; /* time measured over all applications */
+	uint64_t esz;		   /* effective size quota of this window */
+	uint64_t esz_bp;	   /* goal tuner's input, in 1/10000 bytes */
+	uint64_t charged_sz;	   /* bytes charged in this window */
+	uint64_t charged_from_us;  /* when this window started */
+	bool window_started;
+	bool resume_set;      /* a resume point is remembered */
+	guint resume_target;  /* its target's index */
+	uint64_t resume_addr; /* its address */
+	uint32_t min_score;   /* this pass's prioritization threshold */
+};
+
+/**
+ * vr_quota_is_set() - does @q limit anything (ms, sz or goals)?
+ */
+bool vr_quota_is_set(const struct vr_quota *q);
+
+/**
+ * enum vr_wmark_metric - what watermarks compare.
+ * @VR_WMARK_NONE:	 no metric: the scheme is always active.
+ * @VR_WMARK_FREE_MEM_RATE: free memory per thousand of total.
+ */
+enum vr_wmark_metric {
+	VR_WMARK_NONE,
+	VR_WMARK_FREE_MEM_RATE,
+};
+
+const char *vr_wmark_metric_name(enum vr_wmark_metric metric);
+gboolean vr_wmark_metric_from_name(const char *name, enum vr_wmark_metric *metric);
+
+/**
+ * struct vr_watermarks - automatic activation of a scheme (SEMANTICS.md §2.3).
+ * @metric:	 what is compared.
+ * @interval_us: how often the metric is read, in us.
+ * @high, @mid, @low: thresholds in the metric's unit, high >= mid >= low.
+ *
+ * metric > high or < low: deactivate; inactive and mid <= metric <= high:
+ * stay inactive; otherwise activate.
+ */
+struct vr_watermarks {
+	enum vr_wmark_metric metric;
+	uint64_t interval_us;
+	uint64_t high;
+	uint64_t mid;
+	uint64_t low;
+	/* private: */
+	bool activated;
+	bool checked; /* the metric was read at least once */
+	uint64_t next_check_us;
+};
+
+/**
+ * vr_watermarks_next_state() - the watermark rule as a pure function: is the
+ * scheme active after reading @metric_value, given it was @active?
+ */
+bool vr_watermarks_next_state(const struct vr_watermarks *w, bool active, uint64_t metric_value);
+
+/**
+ * struct vr_scheme_stats - what a scheme did since it was created.
+ * @nr_tried, @sz_tried:	regions and bytes the action was tried on.
+ * @nr_applied, @sz_applied:	regions and bytes the actuator reported done.
+ * @qt_exceeds:			windows that ended with the quota used up.
+ */
+struct vr_scheme_stats {
+	uint64_t nr_tried;
+	uint64_t sz_tried;
+	uint64_t nr_applied;
+	uint64_t sz_applied;
+	uint64_t qt_exceeds;
+};
+
+/**
+ * struct vr_scheme - one scheme.
+ * @name:	unique within its context (runtime updates match by name);
+ *		owned (g_free).
+ * @pattern:	regions it selects.
+ * @action:	what it does to them.
+ * @quota:	speed limit and prioritization.
+ * @wmarks:	automatic activation.
+ * @stats:	counters (kept across runtime updates).
+ */
+struct vr_scheme {
+	char *name;
+	struct vr_access_pattern pattern;
+	enum vr_action action;
+	struct vr_quota quota;
+	struct vr_watermarks wmarks;
+	struct vr_scheme_stats stats;
+};
+
+/**
+ * vr_scheme_new() - a scheme named @name with @action, matching everything,
+ * no quota, watermark metric none. Return: owned by the caller.
+ */
+struct vr_scheme *vr_scheme_new(const char *name, enum vr_action action);
+struct vr_scheme *vr_scheme_copy(const struct vr_scheme *s);
+void vr_scheme_free(struct vr_scheme *s);
+typedef struct vr_scheme vr_scheme;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_scheme, vr_scheme_free)
+
+/**
+ * vr_scheme_validate() - check @s's user fields, naming the first bad one:
+ * empty name, min > max in the pattern, a quota (ms or sz or goals) with
+ * reset_interval_ms 0, a goal target of 0, watermarks with interval 0 or not
+ * high >= mid >= low (when the metric is not none).
+ */
+gboolean vr_scheme_validate(const struct vr_scheme *s, GError **error);
+
+/* ---- score functions (SEMANTICS.md §2.2) ---- */
+
+#define VR_MAX_SCORE 99
+
+/**
+ * vr_hot_score() - hotness of @r in [0, 99] from its frequency and age with
+ * @q's weights (integer arithmetic, truncating, as the specification says).
+ */
+uint32_t vr_hot_score(const struct vr_region *r, const struct vr_monitor_attrs *attrs,
+		      const struct vr_quota *q);
+
+/**
+ * vr_cold_score() - 99 - vr_hot_score(): the pageout (and cold) priority.
+ */
+uint32_t vr_cold_score(const struct vr_region *r, const struct vr_monitor_attrs *attrs,
+		       const struct vr_quota *q);
+
+/**
+ * vr_scheme_score() - the score of @r for @s's action: cold-first for
+ * pageout and cold, hot-first for hugepage and willneed, 0 for the others.
+ */
+uint32_t vr_scheme_score(const struct vr_scheme *s, const struct vr_region *r,
+			 const struct vr_monitor_attrs *attrs);
+
+/**
+ * vr_min_score() - the prioritization threshold: walking @hist (bytes per
+ * score, VR_MAX_SCORE + 1 entries) from the highest score down, the first
+ * score at which the accumulated bytes reach @esz, or 0.
+ */
+uint32_t vr_min_score(const uint64_t *hist, uint64_t esz);
+
+/**
+ * vr_feedback_next() - the goal tuner: the next effective size input (in
+ * 1/10000 bytes) from the last one and @score_bp = current / target in basis
+ * points (10000 = met). Below 10000 it grows in proportion to the distance,
+ * above it shrinks; at 20000 or more it drops to its minimum (10000).
+ */
+uint64_t vr_feedback_next(uint64_t last_bp, uint64_t score_bp);
+
+/* ---- the engine's edges ---- */
+
+/**
+ * struct vr_clock - the injected clock for measuring action time.
+ * @now_ns: monotonic time in ns.
+ */
+struct vr_clock {
+	uint64_t (*now_ns)(void *data);
+	void *data;
+};
+
+/**
+ * struct vr_actuator_ops - where actions are carried out.
+ * @name:	for logs, e.g. "sim", "agent", "host-pageout".
+ * @apply:	apply @action to [@start, @end) of target @t; report the bytes
+ *		actually done in @bytes_done (0..end-start). FALSE with @error on
+ *		failure (the engine logs nothing: it counts the region as tried
+ *		and not applied, and goes on).
+ * @cleanup:	optional; releases @data when the context is freed.
+ */
+struct vr_actuator_ops {
+	const char *name;
+	gboolean (*apply)(void *data, const struct vr_target *t, enum vr_action action,
+			  uint64_t start, uint64_t end, uint64_t *bytes_done, GError **error);
+	void (*cleanup)(void *data);
+};
+
+/**
+ * struct vr_metric_ops - where watermark and goal metrics come from.
+ * @get: the current value of @metric (a enum vr_wmark_metric or
+ *	 enum vr_goal_metric value, per @kind) in its unit.
+ */
+enum vr_metric_kind {
+	VR_METRIC_WMARK,
+	VR_METRIC_GOAL,
+};
+struct vr_metric_ops {
+	gboolean (*get)(void *data, enum vr_metric_kind kind, int metric, uint64_t *value,
+			GError **error);
+	void (*cleanup)(void *data);
+};
+
+/**
+ * vr_ctx_set_actuator() - where @ctx's schemes act; @data released with
+ * @ops->cleanup when replaced or when the context is freed.
+ */
+void vr_ctx_set_actuator(struct vr_ctx *ctx, const struct vr_actuator_ops *ops, void *data);
+
+/**
+ * vr_ctx_set_metrics() - where @ctx's watermarks and goals read metrics.
+ * Without a provider, a watermark metric other than none fails the tick.
+ */
+void vr_ctx_set_metrics(struct vr_ctx *ctx, const struct vr_metric_ops *ops, void *data);
+
+/**
+ * vr_ctx_set_clock() - the clock that measures action time (default: a clock
+ * that never moves, so only a set clock makes time quotas bite).
+ */
+void vr_ctx_set_clock(struct vr_ctx *ctx, const struct vr_clock *clock);
+
+/**
+ * vr_ctx_set_schemes() - validate @nr @schemes (copied) and make them the
+ * context's schemes, atomically: on error nothing changes. A new scheme whose
+ * name matches a current one keeps that one's stats, quota charge state,
+ * resume point and watermark state (DAMON_RECLAIM's commit_inputs).
+ * Names must be unique.
+ */
+gboolean vr_ctx_set_schemes(struct vr_ctx *ctx, struct vr_scheme *const *schemes, size_t nr,
+			    GError **error);
+
+guint vr_ctx_nr_schemes(const struct vr_ctx *ctx);
+
+/**
+ * vr_ctx_scheme() - the @i-th scheme, owned by @ctx (valid until the next
+ * vr_ctx_set_schemes()).
+ */
+struct vr_scheme *vr_ctx_scheme(const struct vr_ctx *ctx, guint i);
+
+/**
+ * vr_ctx_scheme_active() - is the @i-th scheme active by its watermarks?
+ */
+bool vr_ctx_scheme_active(const struct vr_ctx *ctx, guint i);
+
+/**
+ * vr_ctx_monitoring_paused() - TRUE when the context has schemes and every
+ * one is inactive: no access check runs until a watermark check
+ * re-activates one.
+ */
+bool vr_ctx_monitoring_paused(const struct vr_ctx *ctx);
+
+/**
+ * vr_ctx_apply_schemes() - one apply pass at @now_us over the current
+ * regions (called by the engine at every aggregation; exposed for tests).
+ */
+void vr_ctx_apply_schemes(struct vr_ctx *ctx, uint64_t now_us);
