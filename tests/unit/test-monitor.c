@@ -28,8 +28,8 @@
 #include "monitor.h"
 #include "rng.h"
 
-#define PG ((uint64_t)VR_PAGE_SIZE)
-#define P(n) ((uint64_t)(n) * PG)
+#define PG	     ((uint64_t)VR_PAGE_SIZE)
+#define P(n)	     ((uint64_t)(n)*PG)
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ------------------------------------------------------------------------- */
@@ -37,9 +37,9 @@
 /* ------------------------------------------------------------------------- */
 
 enum fake_mode {
-	FAKE_NEVER,	/* no page is ever accessed */
-	FAKE_ALWAYS,	/* every page is accessed in every interval */
-	FAKE_HOT,	/* pages in hot intervals, with a per-interval probability */
+	FAKE_NEVER,  /* no page is ever accessed */
+	FAKE_ALWAYS, /* every page is accessed in every interval */
+	FAKE_HOT,    /* pages in hot intervals, with a per-interval probability */
 };
 
 /* [start, end) in bytes is accessed with probability @pct % per check. */
@@ -49,7 +49,7 @@ struct fake_hot {
 	uint32_t pct;
 };
 
-#define FAKE_MAX_HOT 8
+#define FAKE_MAX_HOT	8
 #define FAKE_MAX_RANGES 8
 #define FAKE_MAX_SCRIPT 8
 
@@ -79,16 +79,16 @@ struct fake_src {
 	size_t nr_script;
 	struct fake_ranges script[FAKE_MAX_SCRIPT];
 	bool fail_update;
-	size_t applied;			/* index of the script entry last applied */
+	size_t applied; /* index of the script entry last applied */
 
 	/* what the engine did to us */
 	unsigned nr_update;
 	unsigned nr_prepare;
 	unsigned nr_check;
 	unsigned nr_cleanup;
-	uint64_t nr_checked;		/* regions passed to check() */
+	uint64_t nr_checked; /* regions passed to check() */
 	uint64_t last_check_us;
-	unsigned bad_sampling_addr;	/* @sampling_addr outside its region */
+	unsigned bad_sampling_addr; /* @sampling_addr outside its region */
 };
 
 static uint64_t fake_ranges_size(const struct fake_ranges *fr)
@@ -207,7 +207,7 @@ static const struct vr_access_ops fake_ops = {
 struct rs {
 	uint32_t s, e;
 	uint32_t nr, last, age;
-	bool fresh;	/* expected only: new part, any number of regions, counters 0 */
+	bool fresh; /* expected only: new part, any number of regions, counters 0 */
 };
 
 /* A range in a table, in pages. */
@@ -216,7 +216,10 @@ struct pr {
 };
 
 #define MAXR 12
-#define R(s, e, nr, last, age) { (s), (e), (nr), (last), (age), false }
+#define R(s, e, nr, last, age)                                                                     \
+	{                                                                                          \
+		(s), (e), (nr), (last), (age), false                                               \
+	}
 
 static struct vr_region region_from_spec(const struct rs *rs)
 {
@@ -363,7 +366,8 @@ static void assert_target_invariants(const struct vr_target *t, const char *when
 		if (i)
 			cr_assert(g_array_index(ranges, struct vr_range, i - 1).end <= r->start,
 				  "%s: target %" PRIu64 " ranges should be sorted and disjoint, "
-				  "range %u starts at %#" PRIx64 " before the previous end %#" PRIx64,
+				  "range %u starts at %#" PRIx64
+				  " before the previous end %#" PRIx64,
 				  when, t->id, i, r->start,
 				  g_array_index(ranges, struct vr_range, i - 1).end);
 	}
@@ -389,9 +393,12 @@ static void assert_target_invariants(const struct vr_target *t, const char *when
 			  when, t->id, i, r->start, r->end);
 		if (i)
 			cr_assert(vr_target_region(t, i - 1)->end <= r->start,
-				  "%s: target %" PRIu64 " regions should be sorted and not overlap: "
-				  "region %u [%#" PRIx64 ", %#" PRIx64 ") after one ending at %#" PRIx64,
-				  when, t->id, i, r->start, r->end, vr_target_region(t, i - 1)->end);
+				  "%s: target %" PRIu64
+				  " regions should be sorted and not overlap: "
+				  "region %u [%#" PRIx64 ", %#" PRIx64
+				  ") after one ending at %#" PRIx64,
+				  when, t->id, i, r->start, r->end,
+				  vr_target_region(t, i - 1)->end);
 		if (expect == g_array_index(u, struct vr_range, j).end && j + 1 < u->len) {
 			j++;
 			expect = g_array_index(u, struct vr_range, j).start;
@@ -404,7 +411,8 @@ static void assert_target_invariants(const struct vr_target *t, const char *when
 			  "%s: target %" PRIu64 " region %u [%#" PRIx64 ", %#" PRIx64
 			  ") should end within its range [%#" PRIx64 ", %#" PRIx64 ") (no region "
 			  "crosses a hole or leaves the ranges)",
-			  when, t->id, i, r->start, r->end, g_array_index(u, struct vr_range, j).start,
+			  when, t->id, i, r->start, r->end,
+			  g_array_index(u, struct vr_range, j).start,
 			  g_array_index(u, struct vr_range, j).end);
 		expect = r->end;
 	}
@@ -477,8 +485,8 @@ static uint64_t ctx_step(struct vr_ctx *ctx)
 	g_autoptr(GError) err = NULL;
 	uint64_t now = vr_ctx_next_tick_us(ctx);
 
-	cr_assert(vr_ctx_tick(ctx, now, &err), "vr_ctx_tick(%" PRIu64 ") should succeed: %s",
-		  now, err ? err->message : "?");
+	cr_assert(vr_ctx_tick(ctx, now, &err), "vr_ctx_tick(%" PRIu64 ") should succeed: %s", now,
+		  err ? err->message : "?");
 	return now;
 }
 
@@ -545,8 +553,9 @@ static void assert_regions_match(const struct vr_target *t, const struct rs *wan
 		const struct rs *w = &want[i];
 
 		if (!w->fresh) {
-			cr_assert(j < n, "%s: expected region [%u, %u) (pages), got only %u regions",
-				  when, w->s, w->e, n);
+			cr_assert(j < n,
+				  "%s: expected region [%u, %u) (pages), got only %u regions", when,
+				  w->s, w->e, n);
 			const struct vr_region *r = vr_target_region(t, j++);
 
 			cr_assert(r->start == P(w->s) && r->end == P(w->e),
@@ -571,7 +580,8 @@ static void assert_regions_match(const struct vr_target *t, const struct rs *wan
 			const struct vr_region *r = vr_target_region(t, j++);
 
 			cr_assert(r->start == pos && r->end <= P(w->e),
-				  "%s: expected a fresh region from page %" PRIu64 " within [%u, %u), "
+				  "%s: expected a fresh region from page %" PRIu64
+				  " within [%u, %u), "
 				  "got [%" PRIu64 ", %" PRIu64 ")",
 				  when, pos / PG, w->s, w->e, r->start / PG, r->end / PG);
 			cr_assert(r->nr_accesses == 0 && r->last_nr_accesses == 0 && r->age == 0,
@@ -594,12 +604,14 @@ TestSuite(monitor_attrs, .description = "vr_monitor_attrs_validate() and vr_ctx_
 struct attrs_case {
 	char name[64];
 	struct vr_monitor_attrs attrs;
-	char field[48];	/* '|'-separated: the error message names one of them */
+	char field[48]; /* '|'-separated: the error message names one of them */
 };
 
-#define A(s, a, o, mi, ma)                                                               \
-	{ .sample_interval_us = (s), .aggr_interval_us = (a), .ops_update_interval_us = (o), \
-	  .min_nr_regions = (mi), .max_nr_regions = (ma) }
+#define A(s, a, o, mi, ma)                                                                         \
+	{                                                                                          \
+		.sample_interval_us = (s), .aggr_interval_us = (a), .ops_update_interval_us = (o), \
+		.min_nr_regions = (mi), .max_nr_regions = (ma)                                     \
+	}
 
 static struct attrs_case bad_attrs[] = {
 	{ "min_nr_regions 2 (< 3)", A(5000, 100000, 1000000, 2, 1000), "min_nr_regions" },
@@ -611,8 +623,7 @@ static struct attrs_case bad_attrs[] = {
 	{ "zero aggr_interval", A(5000, 0, 1000000, 10, 1000), "aggr_interval" },
 	{ "ops_update not a multiple", A(5000, 100000, 1000001, 10, 1000), "ops_update_interval" },
 	{ "ops_update below sample", A(5000, 100000, 2500, 10, 1000), "ops_update_interval" },
-	{ "max_nr_accesses 2^16 + 1", A(1, 65537, 0, 10, 1000),
-	  "aggr_interval|max_nr_accesses" },
+	{ "max_nr_accesses 2^16 + 1", A(1, 65537, 0, 10, 1000), "aggr_interval|max_nr_accesses" },
 };
 
 static struct attrs_case good_attrs[] = {
@@ -711,8 +722,9 @@ Test(monitor_attrs, set_attrs_refuses_max_below_a_targets_ranges)
 	struct vr_monitor_attrs before = attrs_make(1000, 10, 0, 3, 100);
 	struct vr_monitor_attrs lower = attrs_make(1000, 10, 0, 3, 4);
 	g_autoptr(vr_ctx) ctx = ctx_new_with(&f, 1, &before);
-	const struct vr_range r[] = { { 0, P(1) }, { P(2), P(3) }, { P(4), P(5) }, { P(6), P(7) },
-				      { P(8), P(9) } };
+	const struct vr_range r[] = {
+		{ 0, P(1) }, { P(2), P(3) }, { P(4), P(5) }, { P(6), P(7) }, { P(8), P(9) }
+	};
 
 	ctx_add(ctx, 1, r, 5);
 	cr_assert_not(vr_ctx_set_attrs(ctx, &lower, &err),
@@ -748,30 +760,47 @@ struct range_err_case {
 	char name[64];
 	uint32_t max_nr_regions;
 	unsigned nr;
-	struct vr_range r[10];	/* bytes */
-	char words[64];		/* the message names one of these */
-	int index[2];		/* ... and one of these range indexes (-1: none) */
+	struct vr_range r[10]; /* bytes */
+	char words[64];	       /* the message names one of these */
+	int index[2];	       /* ... and one of these range indexes (-1: none) */
 };
 
 static struct range_err_case bad_ranges[] = {
-	{ "unaligned start", 100, 2, { { 0, P(1) }, { P(4) + 8, P(8) } },
-	  "align|page", { 1, -1 } },
-	{ "unaligned end", 100, 3, { { 0, P(1) }, { P(2), P(3) }, { P(4), P(8) + 100 } },
-	  "align|page", { 2, -1 } },
-	{ "unaligned third of five", 100, 5,
+	{ "unaligned start", 100, 2, { { 0, P(1) }, { P(4) + 8, P(8) } }, "align|page", { 1, -1 } },
+	{ "unaligned end",
+	  100,
+	  3,
+	  { { 0, P(1) }, { P(2), P(3) }, { P(4), P(8) + 100 } },
+	  "align|page",
+	  { 2, -1 } },
+	{ "unaligned third of five",
+	  100,
+	  5,
 	  { { 0, P(1) }, { P(2), P(3) }, { P(4), P(5) }, { P(6) + 1, P(7) }, { P(9), P(10) } },
-	  "align|page", { 3, -1 } },
+	  "align|page",
+	  { 3, -1 } },
 	{ "empty range", 100, 2, { { 0, P(1) }, { P(4), P(4) } }, "empty|start|end", { 1, -1 } },
-	{ "inverted range", 100, 2, { { P(5), P(4) }, { P(8), P(9) } },
-	  "empty|start|end|invert", { 0, -1 } },
+	{ "inverted range",
+	  100,
+	  2,
+	  { { P(5), P(4) }, { P(8), P(9) } },
+	  "empty|start|end|invert",
+	  { 0, -1 } },
 	{ "overlap, sorted", 100, 2, { { 0, P(4) }, { P(3), P(8) } }, "overlap", { 0, 1 } },
-	{ "overlap, unsorted", 100, 3, { { P(10), P(20) }, { 0, P(4) }, { P(15), P(30) } },
-	  "overlap", { 0, 2 } },
+	{ "overlap, unsorted",
+	  100,
+	  3,
+	  { { P(10), P(20) }, { 0, P(4) }, { P(15), P(30) } },
+	  "overlap",
+	  { 0, 2 } },
 	{ "duplicate", 100, 2, { { P(2), P(4) }, { P(2), P(4) } }, "overlap", { 0, 1 } },
 	{ "contained, unsorted", 100, 2, { { P(2), P(3) }, { 0, P(10) } }, "overlap", { 0, 1 } },
-	{ "more ranges than max_nr_regions", 4, 5,
+	{ "more ranges than max_nr_regions",
+	  4,
+	  5,
 	  { { 0, P(1) }, { P(2), P(3) }, { P(4), P(5) }, { P(6), P(7) }, { P(8), P(9) } },
-	  "max_nr_regions|too many", { -1, -1 } },
+	  "max_nr_regions|too many",
+	  { -1, -1 } },
 };
 
 static void assert_range_error(const GError *err, const struct range_err_case *c, const char *fn)
@@ -853,7 +882,8 @@ ParameterizedTest(struct range_err_case *c, monitor_ranges, set_ranges_refuses_a
 	 *  before   |A 0..4 nr3|B 4..8 nr5|     |C 10..12 nr1|
 	 *  after a refused update: the same
 	 */
-	static const struct rs before[] = { R(0, 4, 3, 2, 1), R(4, 8, 5, 5, 9), R(10, 12, 1, 0, 2) };
+	static const struct rs before[] = { R(0, 4, 3, 2, 1), R(4, 8, 5, 5, 9),
+					    R(10, 12, 1, 0, 2) };
 	struct vr_target *t = target_from_specs(1, before, ARRAY_LEN(before));
 	g_autoptr(GArray) ranges = ranges_copy(t);
 	g_autoptr(GArray) regions = regions_copy(t);
@@ -873,13 +903,16 @@ Test(monitor_ranges, validate_accepts_unsorted_touching_and_max)
 	g_autoptr(GError) err = NULL;
 	const struct vr_range touching[] = { { 0, P(4) }, { P(4), P(8) } };
 	const struct vr_range unsorted[] = { { P(20), P(30) }, { 0, P(4) }, { P(8), P(9) } };
-	const struct vr_range four[] = { { 0, P(1) }, { P(2), P(3) }, { P(4), P(5) }, { P(6), P(7) } };
+	const struct vr_range four[] = {
+		{ 0, P(1) }, { P(2), P(3) }, { P(4), P(5) }, { P(6), P(7) }
+	};
 
 	cr_assert(vr_ranges_validate(touching, 2, 100, &err),
 		  "touching ranges do not overlap and should be accepted: %s",
 		  err ? err->message : "?");
 	cr_assert(vr_ranges_validate(unsorted, 3, 100, &err),
-		  "ranges need not be sorted: expected acceptance, got %s", err ? err->message : "?");
+		  "ranges need not be sorted: expected acceptance, got %s",
+		  err ? err->message : "?");
 	cr_assert(vr_ranges_validate(four, 4, 4, &err),
 		  "exactly max_nr_regions ranges should be accepted: %s", err ? err->message : "?");
 }
@@ -914,12 +947,15 @@ struct set_ranges_case {
 	unsigned nr_before;
 	struct rs before[MAXR];
 	unsigned nr_ranges;
-	struct vr_range ranges[MAXR];	/* bytes, in the order given */
+	struct vr_range ranges[MAXR]; /* bytes, in the order given */
 	unsigned nr_after;
 	struct rs after[MAXR];
 };
 
-#define FRESH(s, e) { (s), (e), 0, 0, 0, true }
+#define FRESH(s, e)                                                                                \
+	{                                                                                          \
+		(s), (e), 0, 0, 0, true                                                            \
+	}
 
 static struct set_ranges_case set_ranges_cases[] = {
 	/*
@@ -927,98 +963,139 @@ static struct set_ranges_case set_ranges_cases[] = {
 	 * before   |A 5/3/7|
 	 * after    |A 5/3/7|  new     |
 	 */
-	{ "grow to the right", 1, { R(0, 4, 5, 3, 7) },
-	  1, { { 0, P(8) } },
-	  2, { R(0, 4, 5, 3, 7), FRESH(4, 8) } },
+	{ "grow to the right",
+	  1,
+	  { R(0, 4, 5, 3, 7) },
+	  1,
+	  { { 0, P(8) } },
+	  2,
+	  { R(0, 4, 5, 3, 7), FRESH(4, 8) } },
 	/*
 	 * ranges          [4     8)   ->  [0               8)
 	 * before          |A 5/3/7|
 	 * after    | new  |A 5/3/7|
 	 */
-	{ "grow to the left", 1, { R(4, 8, 5, 3, 7) },
-	  1, { { 0, P(8) } },
-	  2, { FRESH(0, 4), R(4, 8, 5, 3, 7) } },
+	{ "grow to the left",
+	  1,
+	  { R(4, 8, 5, 3, 7) },
+	  1,
+	  { { 0, P(8) } },
+	  2,
+	  { FRESH(0, 4), R(4, 8, 5, 3, 7) } },
 	/*
 	 * ranges       [2         6)      ->  [0                  8)
 	 * before       |A 1/2/3|B 4/5/6|
 	 * after    |new|A 1/2/3|B 4/5/6|new|
 	 */
-	{ "grow on both sides", 2, { R(2, 4, 1, 2, 3), R(4, 6, 4, 5, 6) },
-	  1, { { 0, P(8) } },
-	  4, { FRESH(0, 2), R(2, 4, 1, 2, 3), R(4, 6, 4, 5, 6), FRESH(6, 8) } },
+	{ "grow on both sides",
+	  2,
+	  { R(2, 4, 1, 2, 3), R(4, 6, 4, 5, 6) },
+	  1,
+	  { { 0, P(8) } },
+	  4,
+	  { FRESH(0, 2), R(2, 4, 1, 2, 3), R(4, 6, 4, 5, 6), FRESH(6, 8) } },
 	/*
 	 * ranges   [0               8)    ->      [2      6)
 	 * before   |A 0..4 5/5/2|B 4..8 9/1/4|
 	 * after           |A 2..4 |B 4..6|        (trimmed, counters kept)
 	 */
-	{ "shrink both ends", 2, { R(0, 4, 5, 5, 2), R(4, 8, 9, 1, 4) },
-	  1, { { P(2), P(6) } },
-	  2, { R(2, 4, 5, 5, 2), R(4, 6, 9, 1, 4) } },
+	{ "shrink both ends",
+	  2,
+	  { R(0, 4, 5, 5, 2), R(4, 8, 9, 1, 4) },
+	  1,
+	  { { P(2), P(6) } },
+	  2,
+	  { R(2, 4, 5, 5, 2), R(4, 6, 9, 1, 4) } },
 	/*
 	 * ranges   [0               8)    ->  [0   3)
 	 * before   |A 0..4 5/5/2|B 4..8 9/1/4|
 	 * after    |A 0..3|                   (B outside: dropped)
 	 */
-	{ "shrink drops a region", 2, { R(0, 4, 5, 5, 2), R(4, 8, 9, 1, 4) },
-	  1, { { 0, P(3) } },
-	  1, { R(0, 3, 5, 5, 2) } },
+	{ "shrink drops a region",
+	  2,
+	  { R(0, 4, 5, 5, 2), R(4, 8, 9, 1, 4) },
+	  1,
+	  { { 0, P(3) } },
+	  1,
+	  { R(0, 3, 5, 5, 2) } },
 	/*
 	 * ranges   [0                 8)  ->  [0   3)   [5   8)
 	 * before   |A 0..8 7/4/2         |
 	 * after    |A 0..3 |  (hole)  |A 5..8|   (both keep 7/4/2)
 	 */
-	{ "punch a hole in a region", 1, { R(0, 8, 7, 4, 2) },
-	  2, { { 0, P(3) }, { P(5), P(8) } },
-	  2, { R(0, 3, 7, 4, 2), R(5, 8, 7, 4, 2) } },
+	{ "punch a hole in a region",
+	  1,
+	  { R(0, 8, 7, 4, 2) },
+	  2,
+	  { { 0, P(3) }, { P(5), P(8) } },
+	  2,
+	  { R(0, 3, 7, 4, 2), R(5, 8, 7, 4, 2) } },
 	/*
 	 * ranges   [0               8)    ->  [0      4)[5   8)
 	 * before   |A 0..4 1/1/1|B 4..8 2/2/2|
 	 * after    |A 0..4 1/1/1|   |B 5..8|
 	 */
-	{ "hole at a region boundary", 2, { R(0, 4, 1, 1, 1), R(4, 8, 2, 2, 2) },
-	  2, { { 0, P(4) }, { P(5), P(8) } },
-	  2, { R(0, 4, 1, 1, 1), R(5, 8, 2, 2, 2) } },
+	{ "hole at a region boundary",
+	  2,
+	  { R(0, 4, 1, 1, 1), R(4, 8, 2, 2, 2) },
+	  2,
+	  { { 0, P(4) }, { P(5), P(8) } },
+	  2,
+	  { R(0, 4, 1, 1, 1), R(5, 8, 2, 2, 2) } },
 	/*
 	 * ranges   [0   4)            ->               [10   14)
 	 * before   |A 3/3/3|
 	 * after                                        |  new  |
 	 */
-	{ "move away", 1, { R(0, 4, 3, 3, 3) },
-	  1, { { P(10), P(14) } },
-	  1, { FRESH(10, 14) } },
+	{ "move away", 1, { R(0, 4, 3, 3, 3) }, 1, { { P(10), P(14) } }, 1, { FRESH(10, 14) } },
 	/*
 	 * ranges   [0   4)            ->  [0   4)      [10  12)
 	 * before   |A 3/3/3|
 	 * after    |A 3/3/3|              | new |
 	 */
-	{ "add a range", 1, { R(0, 4, 3, 3, 3) },
-	  2, { { P(10), P(12) }, { 0, P(4) } },
-	  2, { R(0, 4, 3, 3, 3), FRESH(10, 12) } },
+	{ "add a range",
+	  1,
+	  { R(0, 4, 3, 3, 3) },
+	  2,
+	  { { P(10), P(12) }, { 0, P(4) } },
+	  2,
+	  { R(0, 4, 3, 3, 3), FRESH(10, 12) } },
 	/*
 	 * ranges   [0   4)   [6   10)     ->  [0               10)
 	 * before   |A 1/0/5| |B 2/0/6|
 	 * after    |A 1/0/5|new|B 2/0/6|      (the hole is filled)
 	 */
-	{ "fill a hole", 2, { R(0, 4, 1, 0, 5), R(6, 10, 2, 0, 6) },
-	  1, { { 0, P(10) } },
-	  3, { R(0, 4, 1, 0, 5), FRESH(4, 6), R(6, 10, 2, 0, 6) } },
+	{ "fill a hole",
+	  2,
+	  { R(0, 4, 1, 0, 5), R(6, 10, 2, 0, 6) },
+	  1,
+	  { { 0, P(10) } },
+	  3,
+	  { R(0, 4, 1, 0, 5), FRESH(4, 6), R(6, 10, 2, 0, 6) } },
 	/*
 	 * ranges   [0   4)    [10   14)   ->  given unsorted: [10 12) [0 2)
 	 * before   |A 1/2/3|  |B 4/5/6|
 	 * after    |A 0..2|   |B 10..12|
 	 */
-	{ "shrink two, given unsorted", 2, { R(0, 4, 1, 2, 3), R(10, 14, 4, 5, 6) },
-	  2, { { P(10), P(12) }, { 0, P(2) } },
-	  2, { R(0, 2, 1, 2, 3), R(10, 12, 4, 5, 6) } },
+	{ "shrink two, given unsorted",
+	  2,
+	  { R(0, 4, 1, 2, 3), R(10, 14, 4, 5, 6) },
+	  2,
+	  { { P(10), P(12) }, { 0, P(2) } },
+	  2,
+	  { R(0, 2, 1, 2, 3), R(10, 12, 4, 5, 6) } },
 	/*
 	 * ranges   [0                    12)  ->  [1 2)   [5      11)
 	 * before   |A 0..3 1/1/1|B 3..6 2/2/2|C 6..12 3/3/3|
 	 * after     |A 1..2|      |B 5..6|C 6..11|
 	 */
-	{ "several regions, two new ranges", 3,
+	{ "several regions, two new ranges",
+	  3,
 	  { R(0, 3, 1, 1, 1), R(3, 6, 2, 2, 2), R(6, 12, 3, 3, 3) },
-	  2, { { P(1), P(2) }, { P(5), P(11) } },
-	  3, { R(1, 2, 1, 1, 1), R(5, 6, 2, 2, 2), R(6, 11, 3, 3, 3) } },
+	  2,
+	  { { P(1), P(2) }, { P(5), P(11) } },
+	  3,
+	  { R(1, 2, 1, 1, 1), R(5, 6, 2, 2, 2), R(6, 11, 3, 3, 3) } },
 };
 
 ParameterizedTestParameters(monitor_ranges, set_ranges_table)
@@ -1064,7 +1141,7 @@ TestSuite(monitor_merge, .description = "ages, merge walks and the threshold dou
 struct merge_case {
 	char name[64];
 	uint32_t thres;
-	uint64_t sz_limit;	/* bytes */
+	uint64_t sz_limit; /* bytes */
 	unsigned nr_before;
 	struct rs before[MAXR];
 	unsigned nr_after;
@@ -1077,91 +1154,139 @@ static struct merge_case merge_cases[] = {
 	 * after   |A+B 4p nr (10*1 + 2*3)/4 = 4     |
 	 *          last (5*1 + 5*3)/4 = 5, age (1*1 + 3*3)/4 = 2 (2.5 truncated)
 	 */
-	{ "weighted average, 1p and 3p", 8, P(4), 2,
+	{ "weighted average, 1p and 3p",
+	  8,
+	  P(4),
+	  2,
 	  { R(0, 1, 10, 5, 1), R(1, 4, 2, 5, 3) },
-	  1, { R(0, 4, 4, 5, 2) } },
+	  1,
+	  { R(0, 4, 4, 5, 2) } },
 	/*
 	 * before  |A 1p nr10 last9 age7|B 3p nr3 last0 age2|
 	 * after   |nr 19/4 = 4 (4.75), last 9/4 = 2 (2.25), age 13/4 = 3 (3.25)|
 	 */
-	{ "weighted averages truncate", 7, P(4), 2,
+	{ "weighted averages truncate",
+	  7,
+	  P(4),
+	  2,
 	  { R(0, 1, 10, 9, 7), R(1, 4, 3, 0, 2) },
-	  1, { R(0, 4, 4, 2, 3) } },
+	  1,
+	  { R(0, 4, 4, 2, 3) } },
 	/*
 	 * before  |A 2p nr5|B 2p nr8|   thres 3: |5 - 8| = 3 <= 3
 	 * after   |A+B nr 26/4 = 6    |
 	 */
-	{ "difference == thres merges", 3, P(100), 2,
+	{ "difference == thres merges",
+	  3,
+	  P(100),
+	  2,
 	  { R(0, 2, 5, 5, 0), R(2, 4, 8, 8, 0) },
-	  1, { R(0, 4, 6, 6, 0) } },
+	  1,
+	  { R(0, 4, 6, 6, 0) } },
 	/*
 	 * before  |A nr5|B nr9|   thres 3: |5 - 9| = 4 > 3
 	 * after   |A nr5|B nr9|
 	 */
-	{ "difference > thres stays", 3, P(100), 2,
+	{ "difference > thres stays",
+	  3,
+	  P(100),
+	  2,
 	  { R(0, 2, 5, 5, 1), R(2, 4, 9, 9, 1) },
-	  2, { R(0, 2, 5, 5, 1), R(2, 4, 9, 9, 1) } },
+	  2,
+	  { R(0, 2, 5, 5, 1), R(2, 4, 9, 9, 1) } },
 	/*
 	 * before  |A nr5|  hole  |B nr5|
 	 * after   |A nr5|        |B nr5|   (not adjacent)
 	 */
-	{ "a hole blocks the merge", 100, P(100), 2,
+	{ "a hole blocks the merge",
+	  100,
+	  P(100),
+	  2,
 	  { R(0, 2, 5, 5, 1), R(3, 5, 5, 5, 1) },
-	  2, { R(0, 2, 5, 5, 1), R(3, 5, 5, 5, 1) } },
+	  2,
+	  { R(0, 2, 5, 5, 1), R(3, 5, 5, 5, 1) } },
 	/*
 	 * before  |A 2p|B 2p|   sz_limit 4p: merged 4p <= 4p
 	 * after   |A+B 4p   |
 	 */
-	{ "merged size == sz_limit merges", 0, P(4), 2,
+	{ "merged size == sz_limit merges",
+	  0,
+	  P(4),
+	  2,
 	  { R(0, 2, 5, 5, 1), R(2, 4, 5, 5, 1) },
-	  1, { R(0, 4, 5, 5, 1) } },
+	  1,
+	  { R(0, 4, 5, 5, 1) } },
 	/*
 	 * before  |A 2p|B 2p|   sz_limit 4p - 1 byte
 	 * after   |A 2p|B 2p|
 	 */
-	{ "merged size > sz_limit stays", 0, P(4) - 1, 2,
+	{ "merged size > sz_limit stays",
+	  0,
+	  P(4) - 1,
+	  2,
 	  { R(0, 2, 5, 5, 1), R(2, 4, 5, 5, 1) },
-	  2, { R(0, 2, 5, 5, 1), R(2, 4, 5, 5, 1) } },
+	  2,
+	  { R(0, 2, 5, 5, 1), R(2, 4, 5, 5, 1) } },
 	/*
 	 * before  |A 1p nr4|B 1p nr6|C 2p nr9|D 4p nr7  |
 	 * one walk, thres 5:
 	 *         A+B = 2p nr5, +C = 4p nr7, +D = 8p nr7 (no truncation on the way)
 	 * after   |A+B+C+D 8p nr7                       |
 	 */
-	{ "chain of four in one walk", 5, P(8), 4,
+	{ "chain of four in one walk",
+	  5,
+	  P(8),
+	  4,
 	  { R(0, 1, 4, 4, 4), R(1, 2, 6, 6, 6), R(2, 4, 9, 9, 9), R(4, 8, 7, 7, 7) },
-	  1, { R(0, 8, 7, 7, 7) } },
+	  1,
+	  { R(0, 8, 7, 7, 7) } },
 	/*
 	 * before  |1p|1p|1p|1p|1p|   all nr3, sz_limit 2p
 	 * after   |  2p |  2p |1p|
 	 */
-	{ "chain cut by sz_limit", 1, P(2), 5,
+	{ "chain cut by sz_limit",
+	  1,
+	  P(2),
+	  5,
 	  { R(0, 1, 3, 3, 1), R(1, 2, 3, 3, 1), R(2, 3, 3, 3, 1), R(3, 4, 3, 3, 1),
 	    R(4, 5, 3, 3, 1) },
-	  3, { R(0, 2, 3, 3, 1), R(2, 4, 3, 3, 1), R(4, 5, 3, 3, 1) } },
+	  3,
+	  { R(0, 2, 3, 3, 1), R(2, 4, 3, 3, 1), R(4, 5, 3, 3, 1) } },
 	/*
 	 * before  |nr0|nr1|nr10|nr10|nr0|   thres 1
 	 * after   |nr 0  | nr10    |nr0|   ((0 + 1)/2 = 0)
 	 */
-	{ "hot run between cold ones", 1, P(100), 5,
+	{ "hot run between cold ones",
+	  1,
+	  P(100),
+	  5,
 	  { R(0, 1, 0, 0, 2), R(1, 2, 1, 1, 2), R(2, 3, 10, 10, 2), R(3, 4, 10, 10, 2),
 	    R(4, 5, 0, 0, 2) },
-	  3, { R(0, 2, 0, 0, 2), R(2, 4, 10, 10, 2), R(4, 5, 0, 0, 2) } },
+	  3,
+	  { R(0, 2, 0, 0, 2), R(2, 4, 10, 10, 2), R(4, 5, 0, 0, 2) } },
 	/*
 	 * before  |A nr3|B nr3|C nr4|  thres 0: only equal counts merge
 	 * after   |A+B nr3    |C nr4|
 	 */
-	{ "thres 0 merges equal counts only", 0, P(100), 3,
+	{ "thres 0 merges equal counts only",
+	  0,
+	  P(100),
+	  3,
 	  { R(0, 1, 3, 3, 0), R(1, 2, 3, 3, 0), R(2, 3, 4, 4, 0) },
-	  2, { R(0, 2, 3, 3, 0), R(2, 3, 4, 4, 0) } },
+	  2,
+	  { R(0, 2, 3, 3, 0), R(2, 3, 4, 4, 0) } },
 	/*
 	 * before  |A|B| hole |C|D| hole |E|     all nr2
 	 * after   |A+B| hole |C+D| hole |E|
 	 */
-	{ "runs separated by holes", 0, P(100), 5,
+	{ "runs separated by holes",
+	  0,
+	  P(100),
+	  5,
 	  { R(0, 1, 2, 2, 0), R(1, 2, 2, 2, 0), R(4, 5, 2, 2, 0), R(5, 7, 2, 2, 0),
 	    R(9, 10, 2, 2, 0) },
-	  3, { R(0, 2, 2, 2, 0), R(4, 7, 2, 2, 0), R(9, 10, 2, 2, 0) } },
+	  3,
+	  { R(0, 2, 2, 2, 0), R(4, 7, 2, 2, 0), R(9, 10, 2, 2, 0) } },
 };
 
 ParameterizedTestParameters(monitor_merge, merge_walk_table)
@@ -1194,14 +1319,16 @@ static struct age_case age_cases[] = {
 	 * thres 2     age      | 3 | 3 | 3 | 9 | 9 | 0 | 100|
 	 *                  ->  | 4 | 4 | 0 | 0 |10 | 1 |  0 |
 	 */
-	{ "thres 2", 2, 7,
+	{ "thres 2",
+	  2,
+	  7,
 	  { R(0, 1, 5, 5, 3), R(1, 2, 7, 5, 3), R(2, 3, 8, 5, 3), R(3, 4, 2, 5, 9),
 	    R(4, 5, 3, 5, 9), R(5, 6, 0, 0, 0), R(6, 7, 0, 20, 100) },
 	  { 4, 4, 0, 0, 10, 1, 0 } },
-	{ "thres 0", 0, 3,
-	  { R(0, 1, 5, 5, 1), R(1, 2, 6, 5, 1), R(2, 3, 4, 5, 1) },
-	  { 2, 0, 0 } },
-	{ "thres 20, full swing", 20, 3,
+	{ "thres 0", 0, 3, { R(0, 1, 5, 5, 1), R(1, 2, 6, 5, 1), R(2, 3, 4, 5, 1) }, { 2, 0, 0 } },
+	{ "thres 20, full swing",
+	  20,
+	  3,
 	  { R(0, 1, 0, 20, 6), R(1, 2, 20, 0, 6), R(3, 4, 21, 0, 6) },
 	  { 7, 7, 0 } },
 };
@@ -1239,8 +1366,8 @@ ParameterizedTest(struct age_case *c, monitor_merge, update_ages_table)
  *
  *   target 1  [0   4)      target 2  [100   104)
  */
-static struct vr_ctx *two_target_ctx(struct fake_src *f, uint32_t max_nr_accesses,
-				     uint32_t min_nr, uint32_t max_nr)
+static struct vr_ctx *two_target_ctx(struct fake_src *f, uint32_t max_nr_accesses, uint32_t min_nr,
+				     uint32_t max_nr)
 {
 	struct vr_monitor_attrs a = attrs_make(1000, max_nr_accesses, 0, min_nr, max_nr);
 	struct vr_ctx *ctx = ctx_new_with(f, 1, &a);
@@ -1308,10 +1435,16 @@ Test(monitor_merge, ctx_merge_ages_with_first_threshold)
 	 *   after    |  6  | 6  | 0  |  6  |   (|0 - 2| = 2 <= 2, |0 - 3| = 3 > 2)
 	 */
 	static const struct rs before[] = {
-		R(0, 1, 20, 20, 5), R(1, 2, 0, 2, 5), R(2, 3, 0, 3, 5), R(3, 4, 20, 20, 5),
+		R(0, 1, 20, 20, 5),
+		R(1, 2, 0, 2, 5),
+		R(2, 3, 0, 3, 5),
+		R(3, 4, 20, 20, 5),
 	};
 	static const struct rs after[] = {
-		R(0, 1, 20, 20, 6), R(1, 2, 0, 2, 6), R(2, 3, 0, 3, 0), R(3, 4, 20, 20, 6),
+		R(0, 1, 20, 20, 6),
+		R(1, 2, 0, 2, 6),
+		R(2, 3, 0, 3, 0),
+		R(3, 4, 20, 20, 6),
 	};
 	struct fake_src f = { .mode = FAKE_NEVER };
 	struct vr_monitor_attrs a = attrs_make(1000, 20, 0, 3, 100);
@@ -1362,12 +1495,14 @@ Test(monitor_merge, repeat_walks_bring_count_down)
 		const struct vr_region *m = vr_target_region(t, i);
 
 		cr_assert(m->start == P(20 * i) && m->end == P(20 * (i + 1)),
-			  "merged region %u: expected pages [%u, %u), got [%" PRIu64 ", %" PRIu64 ")",
+			  "merged region %u: expected pages [%u, %u), got [%" PRIu64 ", %" PRIu64
+			  ")",
 			  i, 20 * i, 20 * (i + 1), m->start / PG, m->end / PG);
-		cr_assert_eq(m->age, 3, "merged region %u: expected age 2 + 1 = 3 (aged once), got %u",
-			     i, m->age);
-		cr_assert_leq(m->nr_accesses, 20, "merged nr_accesses must stay within 0..20, got %u",
-			      m->nr_accesses);
+		cr_assert_eq(m->age, 3,
+			     "merged region %u: expected age 2 + 1 = 3 (aged once), got %u", i,
+			     m->age);
+		cr_assert_leq(m->nr_accesses, 20,
+			      "merged nr_accesses must stay within 0..20, got %u", m->nr_accesses);
 	}
 }
 
@@ -1405,10 +1540,8 @@ Test(monitor_merge, doubling_reaches_max_nr_accesses)
  *
  *   before  |20|0|20|0|20|0|20|0|20|0|20|0|   age 4
  *   after   |20|0|20|0|20|0|20|0|20|0|20|0|   age 5
- *
- * (.timeout guards against an endless loop; it is not a speed assertion.)
  */
-Test(monitor_merge, stop_rule_terminates_and_ages_once, .timeout = 60)
+Test(monitor_merge, stop_rule_terminates_and_ages_once)
 {
 	struct fake_src f = { .mode = FAKE_NEVER };
 	struct vr_monitor_attrs a = attrs_make(1000, 20, 0, 7, 8);
@@ -1435,7 +1568,7 @@ Test(monitor_merge, stop_rule_terminates_and_ages_once, .timeout = 60)
 }
 
 /* Two targets share the count: 6 + 6 one-page regions, same stop rule. */
-Test(monitor_merge, stop_rule_over_targets, .timeout = 60)
+Test(monitor_merge, stop_rule_over_targets)
 {
 	struct fake_src f = { .mode = FAKE_NEVER };
 	struct vr_monitor_attrs a = attrs_make(1000, 10, 0, 7, 8);
@@ -1474,9 +1607,11 @@ struct split_case {
 	struct rs before[MAXR];
 };
 
-#define MIXED_REGIONS                                                                      \
-	{ R(0, 1, 1, 1, 1), R(1, 11, 2, 2, 2), R(20, 120, 3, 3, 3), R(200, 201, 4, 4, 4), \
-	  R(300, 2300, 5, 5, 5) }
+#define MIXED_REGIONS                                                                              \
+	{                                                                                          \
+		R(0, 1, 1, 1, 1), R(1, 11, 2, 2, 2), R(20, 120, 3, 3, 3), R(200, 201, 4, 4, 4),    \
+			R(300, 2300, 5, 5, 5)                                                      \
+	}
 
 static struct split_case split_cases[] = {
 	/* |1p| never splits */
@@ -1548,7 +1683,8 @@ ParameterizedTest(struct split_case *c, monitor_split, split_regions_table)
 					  "%s: piece [%" PRIu64 ", %" PRIu64 ") should lie in its "
 					  "region [%u, %u) (pages)",
 					  when, r->start / PG, r->end / PG, b->s, b->e);
-				cr_assert(r->nr_accesses == b->nr && r->last_nr_accesses == b->last &&
+				cr_assert(r->nr_accesses == b->nr &&
+						  r->last_nr_accesses == b->last &&
 						  r->age == b->age,
 					  "%s: piece [%" PRIu64 ", %" PRIu64 ") should copy nr %u, "
 					  "last %u, age %u; got %u, %u, %u",
@@ -1558,12 +1694,13 @@ ParameterizedTest(struct split_case *c, monitor_split, split_regions_table)
 					uint64_t off = r->end - s;
 
 					cr_assert(off % PG == 0,
-						  "%s: cut at +%#" PRIx64 " should be page-aligned", when,
-						  off);
-					cr_assert(off * 10 >= size && off * 10 <= size * 9,
-						  "%s: cut at +%" PRIu64 " pages of a %" PRIu64
-						  "-page region should lie within [10%%, 90%%] of it",
-						  when, off / PG, size / PG);
+						  "%s: cut at +%#" PRIx64 " should be page-aligned",
+						  when, off);
+					cr_assert(
+						off * 10 >= size && off * 10 <= size * 9,
+						"%s: cut at +%" PRIu64 " pages of a %" PRIu64
+						"-page region should lie within [10%%, 90%%] of it",
+						when, off / PG, size / PG);
 					if (pieces == 0 && first_cut_seen[0] != off) {
 						if (!first_cut_seen[0])
 							first_cut_seen[0] = off;
@@ -1577,7 +1714,8 @@ ParameterizedTest(struct split_case *c, monitor_split, split_regions_table)
 			expected_pieces(size / PG, c->nr_pieces, &lo, &hi);
 			if (lo == hi)
 				cr_assert_eq(pieces, lo,
-					     "%s: a %" PRIu64 "-page region split into %u should give "
+					     "%s: a %" PRIu64
+					     "-page region split into %u should give "
 					     "exactly %u pieces, got %u",
 					     when, size / PG, c->nr_pieces, lo, pieces);
 			else
@@ -1593,7 +1731,8 @@ ParameterizedTest(struct split_case *c, monitor_split, split_regions_table)
 	for (unsigned i = 0; i < c->nr; i++)
 		if (c->before[i].e - c->before[i].s >= 10)
 			cr_assert(first_cut_seen[1] != 0,
-				  "%s: expected random cut points to differ over 200 seeds", c->name);
+				  "%s: expected random cut points to differ over 200 seeds",
+				  c->name);
 }
 
 Test(monitor_split, region_count_after_split)
@@ -1639,12 +1778,9 @@ struct ctx_split_case {
 };
 
 static struct ctx_split_case ctx_split_cases[] = {
-	{ "max 8: 4 == 8/2, no split", 8, 4, 4 },
-	{ "max 9: 4 == 9/2, no split", 9, 4, 4 },
-	{ "max 10: 2 pieces; 4 >= 10/3", 10, 8, 8 },
-	{ "max 12: 4 == 12/3, still 2", 12, 8, 8 },
-	{ "max 15: 4 < 15/3, 3 pieces", 15, 8, 12 },
-	{ "max 1000", 1000, 8, 12 },
+	{ "max 8: 4 == 8/2, no split", 8, 4, 4 },    { "max 9: 4 == 9/2, no split", 9, 4, 4 },
+	{ "max 10: 2 pieces; 4 >= 10/3", 10, 8, 8 }, { "max 12: 4 == 12/3, still 2", 12, 8, 8 },
+	{ "max 15: 4 < 15/3, 3 pieces", 15, 8, 12 }, { "max 1000", 1000, 8, 12 },
 };
 
 ParameterizedTestParameters(monitor_split, ctx_split_rule)
@@ -1656,7 +1792,9 @@ ParameterizedTestParameters(monitor_split, ctx_split_rule)
 ParameterizedTest(struct ctx_split_case *c, monitor_split, ctx_split_rule)
 {
 	static const struct rs four[] = {
-		R(0, 100, 1, 1, 1), R(100, 200, 2, 2, 2), R(200, 300, 3, 3, 3),
+		R(0, 100, 1, 1, 1),
+		R(100, 200, 2, 2, 2),
+		R(200, 300, 3, 3, 3),
 		R(300, 400, 4, 4, 4),
 	};
 	struct fake_src f = { .mode = FAKE_NEVER };
@@ -1734,7 +1872,9 @@ static struct layout_case layout_cases[] = {
 	{ "1 GiB at 4 GiB", 10, 1, { { 1, { { 1048576, 1310720 } } } } },
 	/* fewer pages than min_nr_regions: one region per page */
 	{ "5 pages, min 10", 10, 1, { { 1, { { 0, 5 } } } } },
-	{ "three targets, holes", 16, 3,
+	{ "three targets, holes",
+	  16,
+	  3,
 	  { { 2, { { 0, 33 }, { 40, 41 } } },
 	    { 3, { { 1000, 1100 }, { 1200, 1213 }, { 2000, 2001 } } },
 	    { 1, { { 7, 907 } } } } },
@@ -1999,8 +2139,8 @@ Test(monitor_tick, late_tick_runs_one_step)
 	cr_assert(vr_ctx_tick(ctx, late, &err), "a late tick should succeed: %s",
 		  err ? err->message : "?");
 	cr_assert_eq(f.nr_check - before, per_step,
-		     "a tick 7 samples late should run one step (%u check calls), got %u",
-		     per_step, f.nr_check - before);
+		     "a tick 7 samples late should run one step (%u check calls), got %u", per_step,
+		     f.nr_check - before);
 	cr_assert_gt(vr_ctx_next_tick_us(ctx), late,
 		     "after a late tick the next one should be in the future of %" PRIu64, late);
 }
@@ -2009,8 +2149,8 @@ struct listen_log {
 	unsigned calls;
 	uint64_t nows[16];
 	unsigned at_tick[16];
-	const unsigned *tick_no;	/* the test's tick counter */
-	const uint64_t *tick_now;	/* the time of the tick in progress */
+	const unsigned *tick_no;  /* the test's tick counter */
+	const uint64_t *tick_now; /* the time of the tick in progress */
 	int tag;
 	int seen_tag;
 };
@@ -2039,7 +2179,7 @@ static void log_listener(const struct vr_ctx *ctx, uint64_t now_us, void *user_d
 Test(monitor_tick, listeners_once_per_aggregation)
 {
 	struct fake_src f = { .mode = FAKE_HOT, .nr_hot = 1, .hot = { { 0, P(16), 50 } } };
-	struct vr_monitor_attrs a = VR_MONITOR_ATTRS_DEFAULT;	/* 5 ms / 100 ms: 20 */
+	struct vr_monitor_attrs a = VR_MONITOR_ATTRS_DEFAULT; /* 5 ms / 100 ms: 20 */
 	g_autoptr(vr_ctx) ctx = ctx_new_with(&f, 1, &a);
 	struct vr_range r = { 0, P(256) };
 	const uint64_t t0 = 1000000;
@@ -2088,9 +2228,9 @@ Test(monitor_tick, listeners_once_per_aggregation)
 struct counts_listener {
 	unsigned calls;
 	uint32_t max_nr_accesses;
-	bool always;		/* the source answers "accessed" every time */
-	bool expect_age_k;	/* the source never answers "accessed": age == k */
-	bool check_bounds;	/* the count stays in [min, max] from call 1 on */
+	bool always;	   /* the source answers "accessed" every time */
+	bool expect_age_k; /* the source never answers "accessed": age == k */
+	bool check_bounds; /* the count stays in [min, max] from call 1 on */
 };
 
 static void counts_listen(const struct vr_ctx *ctx, uint64_t now_us, void *user_data)
@@ -2232,8 +2372,7 @@ ParameterizedTestParameters(monitor_tick, ages_once_per_aggregation)
 				   ARRAY_LEN(age_engine_cases));
 }
 
-ParameterizedTest(struct age_engine_case *c, monitor_tick, ages_once_per_aggregation,
-		  .timeout = 60)
+ParameterizedTest(struct age_engine_case *c, monitor_tick, ages_once_per_aggregation)
 {
 	struct fake_src f = { .mode = FAKE_NEVER };
 	struct vr_monitor_attrs a = attrs_make(1000, c->max_nr_accesses, 0, c->min_nr, c->max_nr);
@@ -2276,8 +2415,8 @@ Test(monitor_tick, update_called_every_ops_update_interval)
 	ctx_start(never, 0);
 	while (vr_ctx_next_tick_us(never) <= 200000)
 		ctx_step(never);
-	cr_assert_eq(g.nr_update, 1, "ops_update_interval 0: expected update() at start only, got %u",
-		     g.nr_update);
+	cr_assert_eq(g.nr_update, 1,
+		     "ops_update_interval 0: expected update() at start only, got %u", g.nr_update);
 }
 
 Test(monitor_tick, update_failure_is_reported_and_harmless)
@@ -2326,8 +2465,9 @@ Test(monitor_tick, update_failure_is_reported_and_harmless)
  */
 Test(monitor_tick, invalid_ranges_from_update_keep_old_ones)
 {
-	struct fake_src f = { .mode = FAKE_HOT, .nr_hot = 1, .hot = { { 0, P(32), 80 } },
-			      .nr_script = 2 };
+	struct fake_src f = {
+		.mode = FAKE_HOT, .nr_hot = 1, .hot = { { 0, P(32), 80 } }, .nr_script = 2
+	};
 	struct vr_monitor_attrs a = attrs_make(1000, 10, 5000, 3, 100);
 	g_autoptr(vr_ctx) ctx = ctx_new_with(&f, 1, &a);
 	struct vr_range r = { 0, P(128) };
@@ -2382,8 +2522,8 @@ struct inv_listener {
 	unsigned stable_after;
 	uint32_t max_nr_accesses;
 	uint64_t seed;
-	const struct fake_src *f;	/* when set: the ranges are its last script entry */
-	uint32_t bound_max_from;	/* from this call on, count <= bound_max */
+	const struct fake_src *f; /* when set: the ranges are its last script entry */
+	uint32_t bound_max_from;  /* from this call on, count <= bound_max */
 	uint32_t bound_max;
 };
 
@@ -2393,8 +2533,8 @@ static void inv_listen(const struct vr_ctx *ctx, uint64_t now_us, void *user_dat
 	char when[128];
 
 	l->calls++;
-	snprintf(when, sizeof(when), "seed %" PRIu64 ", aggregation %u (t=%" PRIu64 " us)",
-		 l->seed, l->calls, now_us);
+	snprintf(when, sizeof(when), "seed %" PRIu64 ", aggregation %u (t=%" PRIu64 " us)", l->seed,
+		 l->calls, now_us);
 	assert_ctx_invariants(ctx, when);
 	if (l->calls > l->stable_after)
 		assert_nr_regions_within(ctx, when);
@@ -2479,8 +2619,7 @@ ParameterizedTestParameters(monitor_engine, invariants_on_random_inputs)
  * disjoint, aligned, non-empty and tile the ranges; from aggregation 50 on
  * their count lies in [min_nr_regions, max_nr_regions].
  */
-ParameterizedTest(struct random_case *c, monitor_engine, invariants_on_random_inputs,
-		  .timeout = 120)
+ParameterizedTest(struct random_case *c, monitor_engine, invariants_on_random_inputs)
 {
 	static const uint32_t mnas[] = { 5, 10, 20, 25 };
 	struct vr_rng rng;
@@ -2543,7 +2682,7 @@ ParameterizedTest(struct random_case *c, monitor_engine, invariants_on_random_in
  * After every tick and in every aggregation no region lies outside the
  * current ranges, and the ranges are covered exactly.
  */
-Test(monitor_engine, range_updates_between_ticks, .timeout = 60)
+Test(monitor_engine, range_updates_between_ticks)
 {
 	struct fake_src f = {
 		.mode = FAKE_HOT,
@@ -2561,8 +2700,9 @@ Test(monitor_engine, range_updates_between_ticks, .timeout = 60)
 	struct vr_monitor_attrs a = attrs_make(1000, 10, 3000, 3, 100);
 	g_autoptr(vr_ctx) ctx = ctx_new_with(&f, 17, &a);
 	struct vr_range r = { 0, P(256) };
-	struct inv_listener l = { .stable_after = UINT32_MAX, .max_nr_accesses = 10, .seed = 17,
-				  .f = &f };
+	struct inv_listener l = {
+		.stable_after = UINT32_MAX, .max_nr_accesses = 10, .seed = 17, .f = &f
+	};
 
 	ctx_add(ctx, 1, &r, 1);
 	vr_ctx_add_listener(ctx, inv_listen, &l);
@@ -2592,14 +2732,17 @@ Test(monitor_engine, range_updates_between_ticks, .timeout = 60)
  * vr_ctx_set_attrs() while running lowers max_nr_regions: from the next
  * aggregation the repeat walks bring the count down to it.
  */
-Test(monitor_engine, lower_max_while_running, .timeout = 60)
+Test(monitor_engine, lower_max_while_running)
 {
 	struct fake_src f = {
 		.mode = FAKE_HOT,
 		.noise = 5,
 		.nr_hot = 6,
-		.hot = { { P(100), P(300), 100 }, { P(500), P(520), 50 }, { P(1000), P(1800), 20 },
-			 { P(2000), P(2001), 100 }, { P(2500), P(3000), 70 },
+		.hot = { { P(100), P(300), 100 },
+			 { P(500), P(520), 50 },
+			 { P(1000), P(1800), 20 },
+			 { P(2000), P(2001), 100 },
+			 { P(2500), P(3000), 70 },
 			 { P(3500), P(4000), 5 } },
 	};
 	struct vr_monitor_attrs a = attrs_make(1000, 20, 0, 3, 500);
@@ -2641,7 +2784,8 @@ static struct vr_ctx *determinism_ctx(struct fake_src *f, uint64_t seed)
 		.mode = FAKE_HOT,
 		.noise = 77,
 		.nr_hot = 3,
-		.hot = { { P(1) << 12, P(1) << 14, 80 }, { P(100000), P(100100), 100 },
+		.hot = { { P(1) << 12, P(1) << 14, 80 },
+			 { P(100000), P(100100), 100 },
 			 { P(1) << 19, (P(1) << 19) + P(100), 30 } },
 	};
 
@@ -2675,7 +2819,8 @@ Test(monitor_engine, deterministic_for_a_seed)
 				  x->last_nr_accesses == y->last_nr_accesses && x->age == y->age &&
 				  x->sampling_addr == y->sampling_addr,
 			  "same seed: region %u should be identical in both runs, got [%#" PRIx64
-			  ", %#" PRIx64 ") nr %u age %u vs [%#" PRIx64 ", %#" PRIx64 ") nr %u age %u",
+			  ", %#" PRIx64 ") nr %u age %u vs [%#" PRIx64 ", %#" PRIx64
+			  ") nr %u age %u",
 			  i, x->start, x->end, x->nr_accesses, x->age, y->start, y->end,
 			  y->nr_accesses, y->age);
 	}
