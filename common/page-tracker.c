@@ -188,7 +188,11 @@ uint64_t vr_page_tracker_scan_part(struct vr_page_tracker *pt, uint64_t now_us, 
 
 static bool page_idle(const struct vr_page_tracker *pt, uint64_t page, uint64_t min_idle_us)
 {
-	return (uint64_t)(pt->nr_scans - pt->last_seen[page]) * pt->interval_us >= min_idle_us;
+	uint32_t last = pt->last_seen[page];
+	/* seen by the scan under way (partial scans): not idle at all */
+	uint64_t idle_scans = last > pt->nr_scans ? 0 : pt->nr_scans - last;
+
+	return idle_scans * pt->interval_us >= min_idle_us;
 }
 
 uint64_t vr_page_tracker_idle_bytes(const struct vr_page_tracker *pt, uint64_t start, uint64_t end,
@@ -204,7 +208,7 @@ uint64_t vr_page_tracker_idle_bytes(const struct vr_page_tracker *pt, uint64_t s
 			uint64_t page = pt->first_page[ri] + (addr - r->start) / VR_PAGE_SIZE;
 
 			if (page_idle(pt, page, min_idle_us))
-				bytes += MIN(VR_PAGE_SIZE, hi - addr);
+				bytes += MIN(addr + VR_PAGE_SIZE, hi) - MAX(addr, start);
 		}
 	}
 	return bytes;

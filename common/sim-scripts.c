@@ -147,6 +147,55 @@ static gboolean load_demo(struct vr_sim *sim, uint64_t phase_us, GError **error)
 	       vr_sim_add_phase(sim, "quiet", phase_us, quiet, G_N_ELEMENTS(quiet), error);
 }
 
+/*
+ * The reclaim benchmark's workload (docs/simulate.md), fixed so that results
+ * compare across versions: the workload's memory is the first 3/4 of the
+ * guest, touched before the script starts (resident at time 0); its hot set,
+ * 10% of that memory, moves to another place every phase, and accesses in it
+ * are zipf-distributed (rank 1 at the set's start). The rest of the workload's
+ * memory is not accessed again. Four phases, e.g. 60 s each.
+ */
+#define MATRIX_WORKLOAD_PERMILLE 750
+/* Where the hot set starts in phase k, in 1/10000 of the guest. */
+#define MATRIX_HOT_STEP_BP 1875
+/* Zipf exponent: classic zipf. */
+#define MATRIX_ZIPF_S 1.0
+/* Page accesses per second per GiB of hot set: with s = 1 the coldest page
+ * of a 0.6 GiB hot set (8 GiB guest) is accessed about every 11 s, its
+ * first 4 MiB more than 10 times a second, about 1.5% of it more than once a
+ * second. */
+#define MATRIX_ZIPF_HZ_PER_GIB 300000.0
+
+static gboolean load_matrix(struct vr_sim *sim, uint64_t phase_us, GError **error)
+{
+	uint64_t s = vr_sim_size(sim);
+	struct vr_range workload = { 0, at(s, MATRIX_WORKLOAD_PERMILLE) };
+	uint64_t hot_sz = (workload.end / 10) / VR_PAGE_SIZE * VR_PAGE_SIZE;
+
+	if (hot_sz == 0) {
+		g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID,
+			    "matrix: a guest of %" G_GUINT64_FORMAT
+			    " bytes is too small for a hot set",
+			    s);
+		return FALSE;
+	}
+	for (guint k = 0; k < 4; k++) {
+		g_autofree char *name = g_strdup_printf("matrix-%u", k);
+		uint64_t start = (uint64_t)((unsigned __int128)s * MATRIX_HOT_STEP_BP * k / 10000);
+		struct vr_sim_set set = {
+			.kind = VR_SIM_SET_ZIPF,
+			.zipf_s = MATRIX_ZIPF_S,
+			.zipf_total_hz = MATRIX_ZIPF_HZ_PER_GIB * (double)hot_sz / GIB,
+		};
+
+		set.start = start - start % VR_PAGE_SIZE;
+		set.end = set.start + hot_sz;
+		if (!vr_sim_add_phase(sim, name, phase_us, &set, 1, error))
+			return FALSE;
+	}
+	return vr_sim_set_workload_ranges(sim, &workload, 1, error);
+}
+
 static const struct {
 	const char *name;
 	gboolean (*load)(struct vr_sim *sim, uint64_t phase_us, GError **error);
@@ -154,7 +203,7 @@ static const struct {
 	{ "clustered", load_clustered }, { "scattered", load_scattered },
 	{ "zipf", load_zipf },		 { "shifting", load_shifting },
 	{ "scan", load_scan },		 { "scan-fast", load_scan_fast },
-	{ "demo", load_demo },
+	{ "demo", load_demo },		 { "matrix", load_matrix },
 };
 
 const char *const *vr_sim_builtin_names(void)

@@ -56,6 +56,7 @@ struct vr_sim {
 	uint64_t seed;
 	GPtrArray *phases; /* struct sim_phase * */
 	uint64_t duration_us;
+	GArray *workload; /* struct vr_range, sorted: the workload's memory */
 };
 
 /* One phase's share of a query interval, relative to the phase's start. */
@@ -64,8 +65,6 @@ struct sim_piece {
 	double a_us; /* accesses strictly after a_us ... */
 	double b_us; /* ... and at or before b_us count */
 };
-
-#define MAX_PIECES 64
 
 static void phase_free(gpointer p)
 {
@@ -93,6 +92,8 @@ struct vr_sim *vr_sim_new(uint64_t size_bytes, uint64_t seed, GError **error)
 	sim->size = size_bytes;
 	sim->seed = seed;
 	sim->phases = g_ptr_array_new_with_free_func(phase_free);
+	sim->workload = g_array_new(FALSE, FALSE, sizeof(struct vr_range));
+	g_array_append_val(sim->workload, ((struct vr_range){ 0, size_bytes }));
 	return sim;
 }
 
@@ -101,6 +102,7 @@ void vr_sim_free(struct vr_sim *sim)
 	if (!sim)
 		return;
 	g_ptr_array_unref(sim->phases);
+	g_array_unref(sim->workload);
 	g_free(sim);
 }
 
@@ -300,14 +302,38 @@ int vr_sim_phase_at(const struct vr_sim *sim, uint64_t t_us, const char **name, 
 	g_assert_not_reached();
 }
 
-/* Splits (t0, t1] into per-phase pieces; returns how many (at most @max). */
-static guint split_interval(const struct vr_sim *sim, uint64_t t0_us, uint64_t t1_us,
-			    struct sim_piece *pieces, guint max)
+/**
+ * struct sim_pieces - (t0, t1] cut at phase boundaries.
+ * @v, @n:	the pieces; @v points into @stack or to @heap.
+ *
+ * The script repeats and a phase's accesses are the same in every pass
+ * (offsets are relative to the phase's start), so an interval of two passes
+ * or more is answered by one whole pass: at most 2 * nr_phases + 1 pieces.
+ */
+struct sim_pieces {
+	struct sim_piece stack[16];
+	struct sim_piece *heap;
+	struct sim_piece *v;
+	guint n;
+};
+
+static void pieces_init(struct sim_pieces *p, const struct vr_sim *sim, uint64_t t0_us,
+			uint64_t t1_us)
 {
-	guint n = 0;
+	guint max = 2 * sim->phases->len + 1;
 	uint64_t cur = t0_us;
 
-	while (cur < t1_us && n < max) {
+	p->heap = NULL;
+	p->v = p->stack;
+	p->n = 0;
+	if (max > G_N_ELEMENTS(p->stack))
+		p->v = p->heap = g_new(struct sim_piece, max);
+	if (sim->duration_us && t1_us > t0_us && t1_us - t0_us >= 2 * sim->duration_us) {
+		/* a whole pass lies inside: it alone decides */
+		cur = (t0_us + sim->duration_us - 1) / sim->duration_us * sim->duration_us;
+		t1_us = cur + sim->duration_us;
+	}
+	while (cur < t1_us && p->n < max) {
 		uint64_t start;
 		const struct sim_phase *ph = phase_at(sim, cur, &start);
 		uint64_t end;
@@ -315,14 +341,18 @@ static guint split_interval(const struct vr_sim *sim, uint64_t t0_us, uint64_t t
 		if (!ph)
 			break;
 		end = MIN(start + ph->duration_us, t1_us);
-		pieces[n++] = (struct sim_piece){
+		p->v[p->n++] = (struct sim_piece){
 			.phase = ph,
 			.a_us = (double)(cur - start),
 			.b_us = (double)(end - start),
 		};
 		cur = end;
 	}
-	return n;
+}
+
+static void pieces_clear(struct sim_pieces *p)
+{
+	g_free(p->heap);
 }
 
 static const struct sim_segment *segment_find(const struct sim_phase *ph, uint64_t addr)
@@ -403,7 +433,11 @@ static bool scan_hits(const struct sim_set *s, uint64_t addr, double a, double b
 	double k = MAX(0, floor((a * v - x) / len));
 	double k_end = floor((b * v - x + w) / len);
 
-	for (guint n = 0; k <= k_end && n < 64; k++, n++) {
+	/* passes strictly between the first and the last lie wholly inside
+	 * (a, b]; one that lasts a period or more holds an access */
+	if (k_end - k >= 2 && w / v >= s->period_us)
+		return true;
+	for (; k <= k_end; k++) {
 		double lo = MAX(a, (x + k * len - w) / v), hi = MIN(b, (x + k * len) / v);
 
 		if (train_hits(off, s->period_us, lo, hi))
@@ -446,30 +480,32 @@ static bool piece_hits(const struct sim_piece *p, uint64_t addr)
 
 bool vr_sim_page_accessed(const struct vr_sim *sim, uint64_t addr, uint64_t t0_us, uint64_t t1_us)
 {
-	struct sim_piece pieces[MAX_PIECES];
-	guint n = split_interval(sim, t0_us, t1_us, pieces, MAX_PIECES);
+	struct sim_pieces pieces;
+	bool hit = false;
 
+	pieces_init(&pieces, sim, t0_us, t1_us);
 	addr -= addr % VR_PAGE_SIZE;
-	for (guint i = 0; i < n; i++)
-		if (piece_hits(&pieces[i], addr))
-			return true;
-	return false;
+	for (guint i = 0; i < pieces.n && !hit; i++)
+		hit = piece_hits(&pieces.v[i], addr);
+	pieces_clear(&pieces);
+	return hit;
 }
 
 uint64_t vr_sim_accessed_bytes(const struct vr_sim *sim, uint64_t start, uint64_t end,
 			       uint64_t t0_us, uint64_t t1_us)
 {
-	struct sim_piece pieces[MAX_PIECES];
-	guint n = split_interval(sim, t0_us, t1_us, pieces, MAX_PIECES);
+	struct sim_pieces pieces;
 	uint64_t addr = start - start % VR_PAGE_SIZE;
 	uint64_t bytes = 0;
+
+	pieces_init(&pieces, sim, t0_us, t1_us);
 
 	while (addr < end) {
 		uint64_t next = end; /* where the next covered page may start */
 		bool covered = false, hit = false;
 
-		for (guint i = 0; i < n; i++) {
-			const struct sim_segment *seg = segment_from(pieces[i].phase, addr);
+		for (guint i = 0; i < pieces.n; i++) {
+			const struct sim_segment *seg = segment_from(pieces.v[i].phase, addr);
 
 			if (!seg)
 				continue;
@@ -482,12 +518,13 @@ uint64_t vr_sim_accessed_bytes(const struct vr_sim *sim, uint64_t start, uint64_
 			addr = next;
 			continue;
 		}
-		for (guint i = 0; i < n && !hit; i++)
-			hit = piece_hits(&pieces[i], addr);
+		for (guint i = 0; i < pieces.n && !hit; i++)
+			hit = piece_hits(&pieces.v[i], addr);
 		if (hit)
-			bytes += MIN(VR_PAGE_SIZE, end - addr);
+			bytes += MIN(addr + VR_PAGE_SIZE, end) - MAX(addr, start);
 		addr += VR_PAGE_SIZE;
 	}
+	pieces_clear(&pieces);
 	return bytes;
 }
 
@@ -592,4 +629,156 @@ uint64_t vr_sim_hottest_page(const struct vr_sim *sim, uint64_t t_us)
 		}
 	}
 	return best;
+}
+
+/* ---- next access and the workload's memory (for the simulated reclaim) ---- */
+
+/* The first access of the train off + j * period (j >= 0) in (a, b], or
+ * INFINITY: the same arithmetic as train_hits(), so both always agree. */
+static double train_first(double off, double period, double a, double b)
+{
+	double first;
+
+	if (b <= a)
+		return INFINITY;
+	if (off > a)
+		first = off;
+	else
+		first = off + (floor((a - off) / period) + 1) * period;
+	return first <= b ? first : INFINITY;
+}
+
+/* The first access of page @addr of scan set @s in (a, b]: the train inside
+ * each pass of the window over the page (see scan_hits()). */
+static double scan_first(const struct sim_set *s, uint64_t addr, double a, double b)
+{
+	double len = (double)(s->def.end - s->def.start);
+	double x = (double)(addr - s->def.start);
+	double w = (double)s->def.scan_window_bytes;
+	double v = (double)s->def.scan_speed_bps / US_PER_S;
+	double off = page_phase(s, addr) * s->period_us;
+
+	for (double k = MAX(0, floor((a * v - x) / len)); (x + k * len - w) / v < b; k++) {
+		double lo = MAX(a, (x + k * len - w) / v), hi = MIN(b, (x + k * len) / v);
+		double first = train_first(off, s->period_us, lo, hi);
+
+		if (isfinite(first))
+			return first;
+	}
+	return INFINITY;
+}
+
+static double set_first(const struct sim_set *s, uint64_t addr, double a, double b)
+{
+	switch (s->def.kind) {
+	case VR_SIM_SET_HOT:
+		return train_first(page_phase(s, addr) * s->period_us, s->period_us, a, b);
+	case VR_SIM_SET_ZIPF: {
+		double period = US_PER_S / zipf_hz(s, addr);
+
+		return train_first(page_phase(s, addr) * period, period, a, b);
+	}
+	case VR_SIM_SET_SCAN:
+		return scan_first(s, addr, a, b);
+	}
+	return INFINITY;
+}
+
+/* The first access of page @addr in (a, b] of phase @ph (phase-relative us). */
+static double phase_first(const struct sim_phase *ph, uint64_t addr, double a, double b)
+{
+	const struct sim_segment *seg = segment_find(ph, addr);
+	double first = INFINITY;
+
+	for (guint i = 0; seg && i < seg->nr; i++) {
+		guint idx = g_array_index(ph->seg_sets, guint, seg->first + i);
+
+		first = MIN(first,
+			    set_first(&g_array_index(ph->sets, struct sim_set, idx), addr, a, b));
+	}
+	return first;
+}
+
+uint64_t vr_sim_next_access_us(const struct vr_sim *sim, uint64_t addr, uint64_t t_us)
+{
+	uint64_t start;
+	const struct sim_phase *ph = phase_at(sim, t_us, &start);
+	guint idx = 0;
+	double a;
+
+	if (!ph)
+		return G_MAXUINT64;
+	while (phase_get(sim, idx) != ph)
+		idx++;
+	addr -= addr % VR_PAGE_SIZE;
+	a = (double)(t_us - start);
+	/*
+	 * The rest of this phase, then one whole pass (which ends with this
+	 * phase again, for the accesses before @t_us in it): every pass
+	 * repeats the same accesses, so a page not accessed in them never is.
+	 */
+	for (guint n = 0; n <= sim->phases->len; n++) {
+		double first = phase_first(ph, addr, a, (double)ph->duration_us);
+
+		if (isfinite(first)) {
+			/* the smallest whole us T with the access in (t, T] */
+			double t = ceil(first);
+
+			return t >= (double)(G_MAXUINT64 - start) ? G_MAXUINT64 :
+								    start + (uint64_t)t;
+		}
+		start += ph->duration_us;
+		idx = (idx + 1) % sim->phases->len;
+		ph = phase_get(sim, idx);
+		a = 0;
+	}
+	return G_MAXUINT64;
+}
+
+gboolean vr_sim_set_workload_ranges(struct vr_sim *sim, const struct vr_range *ranges, size_t nr,
+				    GError **error)
+{
+	g_autoptr(GError) local = NULL;
+
+	if (nr == 0) {
+		g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID,
+			    "workload ranges: at least one range is needed");
+		return FALSE;
+	}
+	if (!vr_ranges_validate(ranges, nr, G_MAXUINT32, &local)) {
+		g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID, "workload %s",
+			    local->message);
+		return FALSE;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		if (ranges[i].end > sim->size) {
+			g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID,
+				    "workload ranges[%zu] [0x%" G_GINT64_MODIFIER
+				    "x, 0x%" G_GINT64_MODIFIER "x): beyond the guest's end",
+				    i, ranges[i].start, ranges[i].end);
+			return FALSE;
+		}
+	}
+	g_array_set_size(sim->workload, 0);
+	g_array_append_vals(sim->workload, ranges, (guint)nr);
+	g_array_sort(sim->workload, u64_cmp); /* by start: disjoint ranges */
+	return TRUE;
+}
+
+const struct vr_range *vr_sim_workload_ranges(const struct vr_sim *sim, size_t *nr)
+{
+	*nr = sim->workload->len;
+	return (const struct vr_range *)(void *)sim->workload->data;
+}
+
+uint64_t vr_sim_workload_bytes(const struct vr_sim *sim)
+{
+	uint64_t bytes = 0;
+
+	for (guint i = 0; i < sim->workload->len; i++) {
+		const struct vr_range *r = &g_array_index(sim->workload, struct vr_range, i);
+
+		bytes += r->end - r->start;
+	}
+	return bytes;
 }

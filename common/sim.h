@@ -92,7 +92,9 @@ gboolean vr_sim_add_phase(struct vr_sim *sim, const char *name, uint64_t duratio
 /**
  * vr_sim_load_builtin() - append the phases of the built-in script @name,
  * scaled to the guest size: "clustered", "scattered", "zipf", "shifting",
- * "scan", "scan-fast", "demo". Each phase lasts @phase_us.
+ * "scan", "scan-fast", "demo", "matrix". Each phase lasts @phase_us.
+ * "matrix" (the reclaim benchmark's workload, docs/simulate.md) also sets the
+ * workload's memory (vr_sim_set_workload_ranges()).
  */
 gboolean vr_sim_load_builtin(struct vr_sim *sim, const char *name, uint64_t phase_us,
 			     GError **error);
@@ -147,6 +149,36 @@ double vr_sim_page_hz(const struct vr_sim *sim, uint64_t addr, uint64_t t_us);
  * at @t_us (the lowest such address on ties); G_MAXUINT64 when idle.
  */
 uint64_t vr_sim_hottest_page(const struct vr_sim *sim, uint64_t t_us);
+
+/**
+ * vr_sim_next_access_us() - the first access to the page holding @addr after
+ * @t_us: the smallest whole T > @t_us such that vr_sim_page_accessed(@addr,
+ * @t_us, T) is true, across phases and repetitions of the script.
+ * Return: T, or G_MAXUINT64 when the page is never accessed again. O(1) per
+ * set covering the page per phase (a scan set: per pass of its window), over
+ * at most one pass of the script.
+ */
+uint64_t vr_sim_next_access_us(const struct vr_sim *sim, uint64_t addr, uint64_t t_us);
+
+/**
+ * vr_sim_set_workload_ranges() - declare the workload's memory: the @nr
+ * @ranges (copied; page-aligned, disjoint, inside the guest) that the
+ * workload has touched before the script starts, so they are resident at
+ * time 0 (the simulated reclaim starts from them, and memory saving is
+ * measured against their size). By default it is the whole guest; the
+ * built-in "matrix" script sets its own. Nothing changes on error.
+ */
+gboolean vr_sim_set_workload_ranges(struct vr_sim *sim, const struct vr_range *ranges, size_t nr,
+				    GError **error);
+
+/**
+ * vr_sim_workload_ranges() - the workload's memory, sorted; @nr gets the
+ * count. Valid until the next vr_sim_set_workload_ranges().
+ */
+const struct vr_range *vr_sim_workload_ranges(const struct vr_sim *sim, size_t *nr);
+
+/** vr_sim_workload_bytes() - the size of the workload's memory, in bytes. */
+uint64_t vr_sim_workload_bytes(const struct vr_sim *sim);
 
 /**
  * vr_sim_access_ops - the "sim" access source. Its data is a
