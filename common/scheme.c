@@ -537,8 +537,12 @@ static void set_effective_quota(struct vr_ctx *ctx, struct vr_quota *q)
 	}
 	if (q->sz && (esz == 0 || q->sz < esz))
 		esz = q->sz;
-	/* never below a page: an application is needed to measure again */
-	q->esz = MAX(esz, VR_PAGE_SIZE);
+	/*
+	 * Whole pages, so that a window can use its quota up exactly (and then
+	 * count as exceeded and remember where it stopped), and never below a
+	 * page: an application is needed to measure the throughput again.
+	 */
+	q->esz = MAX(esz / VR_PAGE_SIZE * VR_PAGE_SIZE, VR_PAGE_SIZE);
 }
 
 /* Opens a new charge window when the current one is over. */
@@ -646,6 +650,21 @@ static bool past_resume_point(struct vr_quota *q, struct vr_target *t, guint i, 
 	return true;
 }
 
+/* Does any region lie at or after @q's resume point? If not (its target is
+ * gone, or it is the end of the last region) the walk starts over at once. */
+static bool resume_point_ahead(const struct vr_ctx *ctx, const struct vr_quota *q)
+{
+	for (guint i = q->resume_target; i < ctx->targets->len; i++) {
+		const struct vr_target *t = vr_ctx_target(ctx, i);
+		guint nr = vr_target_nr_regions(t);
+
+		if (nr &&
+		    (i > q->resume_target || vr_target_region(t, nr - 1)->end > q->resume_addr))
+			return true;
+	}
+	return false;
+}
+
 static void apply_scheme(struct vr_ctx *ctx, struct vr_scheme *s, uint64_t now_us)
 {
 	struct vr_quota *q = &s->quota;
@@ -656,8 +675,8 @@ static void apply_scheme(struct vr_ctx *ctx, struct vr_scheme *s, uint64_t now_u
 			return;
 		prioritize(ctx, s);
 	}
-	if (q->resume_set && q->resume_target >= ctx->targets->len)
-		q->resume_set = false; /* its target is gone */
+	if (!vr_quota_is_set(q) || !resume_point_ahead(ctx, q))
+		q->resume_set = false; /* no window to continue, or nothing after it */
 	for (guint i = 0; i < ctx->targets->len; i++) {
 		struct vr_target *t = vr_ctx_target(ctx, i);
 
@@ -668,7 +687,6 @@ static void apply_scheme(struct vr_ctx *ctx, struct vr_scheme *s, uint64_t now_u
 				return;
 		}
 	}
-	/* the walk ended before reaching the resume point: start over next time */
 	q->resume_set = false;
 }
 
