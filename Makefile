@@ -47,6 +47,7 @@ bench: build
 	mkdir -p $(BUILD)/bench
 	$(BUILD)/bench/monitor-scale --csv $(BUILD)/bench/monitor-scale.csv
 	$(BUILD)/bench/monitor-accuracy --csv $(BUILD)/bench/monitor-accuracy.csv
+	$(BUILD)/hostd/vreclaimctl simulate --matrix --csv $(BUILD)/bench/damos-matrix.csv
 
 format:
 	git ls-files -z -- '*.c' '*.h' | xargs -0 -r clang-format -i
