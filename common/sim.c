@@ -396,20 +396,6 @@ static double page_phase(const struct sim_set *s, uint64_t addr)
 	return (double)(vr_hash64(s->salt ^ (addr / VR_PAGE_SIZE)) >> 11) * 0x1.0p-53;
 }
 
-/* Does the train off + j * period (j >= 0) hit (a, b]? */
-static bool train_hits(double off, double period, double a, double b)
-{
-	double first;
-
-	if (b <= a)
-		return false;
-	if (off > a)
-		first = off;
-	else
-		first = off + (floor((a - off) / period) + 1) * period;
-	return first <= b;
-}
-
 /* Accesses per second of one page of a zipf set. */
 static double zipf_hz(const struct sim_set *s, uint64_t addr)
 {
@@ -418,64 +404,80 @@ static double zipf_hz(const struct sim_set *s, uint64_t addr)
 	return s->zipf_norm * (s->def.zipf_s == 1.0 ? 1 / rank : pow(rank, -s->def.zipf_s));
 }
 
-/* Was page @addr of scan set @s accessed in (a, b] (phase-relative us)? */
-static bool scan_hits(const struct sim_set *s, uint64_t addr, double a, double b)
+/* The first access of the train off + j * period (j >= 0) in (a, b], or
+ * INFINITY. Whether a page was accessed in (a, b] is whether this is finite. */
+static double train_first(double off, double period, double a, double b)
+{
+	double first;
+
+	if (b <= a)
+		return INFINITY;
+	if (off > a)
+		first = off;
+	else
+		first = off + (floor((a - off) / period) + 1) * period;
+	return first <= b ? first : INFINITY;
+}
+
+/*
+ * The first access of page @addr of scan set @s in (a, b]: the train inside
+ * each pass of the window over the page. The window covers [v*t, v*t + w)
+ * (mod len): the page is inside it during t in ((x + k*len - w) / v,
+ * (x + k*len) / v], for k >= 0. When a stay lasts a period or more, the
+ * first whole pass holds an access, so the walk is short.
+ */
+static double scan_first(const struct sim_set *s, uint64_t addr, double a, double b)
 {
 	double len = (double)(s->def.end - s->def.start);
 	double x = (double)(addr - s->def.start);
 	double w = (double)s->def.scan_window_bytes;
-	double v = (double)s->def.scan_speed_bps / US_PER_S; /* bytes per us */
+	double v = (double)s->def.scan_speed_bps / US_PER_S;
 	double off = page_phase(s, addr) * s->period_us;
-	/*
-	 * The window covers [v*t, v*t + w) (mod len): the page is inside it
-	 * during t in ((x + k*len - w) / v, (x + k*len) / v], for k >= 0.
-	 */
-	double k = MAX(0, floor((a * v - x) / len));
-	double k_end = floor((b * v - x + w) / len);
 
-	/* passes strictly between the first and the last lie wholly inside
-	 * (a, b]; one that lasts a period or more holds an access */
-	if (k_end - k >= 2 && w / v >= s->period_us)
-		return true;
-	for (; k <= k_end; k++) {
+	for (double k = MAX(0, floor((a * v - x) / len)); (x + k * len - w) / v < b; k++) {
 		double lo = MAX(a, (x + k * len - w) / v), hi = MIN(b, (x + k * len) / v);
+		double first = train_first(off, s->period_us, lo, hi);
 
-		if (train_hits(off, s->period_us, lo, hi))
-			return true;
+		if (isfinite(first))
+			return first;
 	}
-	return false;
+	return INFINITY;
 }
 
-static bool set_hits(const struct sim_set *s, uint64_t addr, double a, double b)
+static double set_first(const struct sim_set *s, uint64_t addr, double a, double b)
 {
 	switch (s->def.kind) {
 	case VR_SIM_SET_HOT:
-		return train_hits(page_phase(s, addr) * s->period_us, s->period_us, a, b);
+		return train_first(page_phase(s, addr) * s->period_us, s->period_us, a, b);
 	case VR_SIM_SET_ZIPF: {
 		double period = US_PER_S / zipf_hz(s, addr);
 
-		return train_hits(page_phase(s, addr) * period, period, a, b);
+		return train_first(page_phase(s, addr) * period, period, a, b);
 	}
 	case VR_SIM_SET_SCAN:
-		return scan_hits(s, addr, a, b);
+		return scan_first(s, addr, a, b);
 	}
-	return false;
+	return INFINITY;
+}
+
+/* The first access of page @addr in (a, b] of phase @ph (phase-relative us). */
+static double phase_first(const struct sim_phase *ph, uint64_t addr, double a, double b)
+{
+	const struct sim_segment *seg = segment_find(ph, addr);
+	double first = INFINITY;
+
+	for (guint i = 0; seg && i < seg->nr; i++) {
+		guint idx = g_array_index(ph->seg_sets, guint, seg->first + i);
+
+		first = MIN(first,
+			    set_first(&g_array_index(ph->sets, struct sim_set, idx), addr, a, b));
+	}
+	return first;
 }
 
 static bool piece_hits(const struct sim_piece *p, uint64_t addr)
 {
-	const struct sim_segment *seg = segment_find(p->phase, addr);
-
-	if (!seg)
-		return false;
-	for (guint i = 0; i < seg->nr; i++) {
-		guint idx = g_array_index(p->phase->seg_sets, guint, seg->first + i);
-
-		if (set_hits(&g_array_index(p->phase->sets, struct sim_set, idx), addr, p->a_us,
-			     p->b_us))
-			return true;
-	}
-	return false;
+	return isfinite(phase_first(p->phase, addr, p->a_us, p->b_us));
 }
 
 bool vr_sim_page_accessed(const struct vr_sim *sim, uint64_t addr, uint64_t t0_us, uint64_t t1_us)
@@ -632,72 +634,6 @@ uint64_t vr_sim_hottest_page(const struct vr_sim *sim, uint64_t t_us)
 }
 
 /* ---- next access and the workload's memory (for the simulated reclaim) ---- */
-
-/* The first access of the train off + j * period (j >= 0) in (a, b], or
- * INFINITY: the same arithmetic as train_hits(), so both always agree. */
-static double train_first(double off, double period, double a, double b)
-{
-	double first;
-
-	if (b <= a)
-		return INFINITY;
-	if (off > a)
-		first = off;
-	else
-		first = off + (floor((a - off) / period) + 1) * period;
-	return first <= b ? first : INFINITY;
-}
-
-/* The first access of page @addr of scan set @s in (a, b]: the train inside
- * each pass of the window over the page (see scan_hits()). */
-static double scan_first(const struct sim_set *s, uint64_t addr, double a, double b)
-{
-	double len = (double)(s->def.end - s->def.start);
-	double x = (double)(addr - s->def.start);
-	double w = (double)s->def.scan_window_bytes;
-	double v = (double)s->def.scan_speed_bps / US_PER_S;
-	double off = page_phase(s, addr) * s->period_us;
-
-	for (double k = MAX(0, floor((a * v - x) / len)); (x + k * len - w) / v < b; k++) {
-		double lo = MAX(a, (x + k * len - w) / v), hi = MIN(b, (x + k * len) / v);
-		double first = train_first(off, s->period_us, lo, hi);
-
-		if (isfinite(first))
-			return first;
-	}
-	return INFINITY;
-}
-
-static double set_first(const struct sim_set *s, uint64_t addr, double a, double b)
-{
-	switch (s->def.kind) {
-	case VR_SIM_SET_HOT:
-		return train_first(page_phase(s, addr) * s->period_us, s->period_us, a, b);
-	case VR_SIM_SET_ZIPF: {
-		double period = US_PER_S / zipf_hz(s, addr);
-
-		return train_first(page_phase(s, addr) * period, period, a, b);
-	}
-	case VR_SIM_SET_SCAN:
-		return scan_first(s, addr, a, b);
-	}
-	return INFINITY;
-}
-
-/* The first access of page @addr in (a, b] of phase @ph (phase-relative us). */
-static double phase_first(const struct sim_phase *ph, uint64_t addr, double a, double b)
-{
-	const struct sim_segment *seg = segment_find(ph, addr);
-	double first = INFINITY;
-
-	for (guint i = 0; seg && i < seg->nr; i++) {
-		guint idx = g_array_index(ph->seg_sets, guint, seg->first + i);
-
-		first = MIN(first,
-			    set_first(&g_array_index(ph->sets, struct sim_set, idx), addr, a, b));
-	}
-	return first;
-}
 
 uint64_t vr_sim_next_access_us(const struct vr_sim *sim, uint64_t addr, uint64_t t_us)
 {
