@@ -27,6 +27,7 @@
 
 #include "monitor.h"
 #include "rng.h"
+#include "test-messages.h"
 
 #define PG	     ((uint64_t)VR_PAGE_SIZE)
 #define P(n)	     ((uint64_t)(n)*PG)
@@ -276,43 +277,6 @@ static void target_load_specs(struct vr_target *t, const struct rs *rs, unsigned
 
 		g_array_append_val(t->regions, r);
 	}
-}
-
-static bool msg_has_any(const char *msg, const char *alternatives)
-{
-	g_autofree char *lower = g_ascii_strdown(msg, -1);
-	g_auto(GStrv) alts = g_strsplit(alternatives, "|", -1);
-
-	for (char **a = alts; *a; a++) {
-		g_autofree char *alt = g_ascii_strdown(*a, -1);
-
-		if (strstr(lower, alt))
-			return true;
-	}
-	return false;
-}
-
-/* Does @msg contain the decimal @n as a whole token (so "0x3000" is no "0")? */
-static bool msg_names_number(const char *msg, long n)
-{
-	char want[32];
-	const char *p = msg;
-
-	snprintf(want, sizeof(want), "%ld", n);
-	while (*p) {
-		if (!g_ascii_isalnum(*p)) {
-			p++;
-			continue;
-		}
-		const char *q = p;
-
-		while (g_ascii_isalnum(*q))
-			q++;
-		if ((size_t)(q - p) == strlen(want) && !strncmp(p, want, strlen(want)))
-			return true;
-		p = q;
-	}
-	return false;
 }
 
 static void assert_monitor_error(const GError *err, int code, const char *words, const char *what)
