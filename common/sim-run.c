@@ -9,7 +9,8 @@
 
 /**
  * struct vr_sim_run - one run.
- * @cfg:	as given (@workload copied into @workload).
+ * @cfg:	as given (@workload and @workload_json copied into the fields
+ *		of the same names).
  * @sim:	the guest.
  * @reclaim:	the simulated reclaim (borrowed by @ctx: freed after it).
  * @ctx:	the monitoring context.
@@ -19,6 +20,7 @@
 struct vr_sim_run {
 	struct vr_sim_run_config cfg;
 	char *workload;
+	char *workload_json;
 	struct vr_sim *sim;
 	struct vr_sim_reclaim *reclaim;
 	struct vr_ctx *ctx;
@@ -35,6 +37,7 @@ void vr_sim_run_free(struct vr_sim_run *run)
 	vr_sim_reclaim_free(run->reclaim);
 	vr_sim_free(run->sim);
 	g_free(run->workload);
+	g_free(run->workload_json);
 	g_free(run);
 }
 
@@ -50,6 +53,8 @@ struct vr_sim_run *vr_sim_run_new(const struct vr_sim_run_config *cfg,
 	run->cfg = *cfg;
 	run->workload = g_strdup(cfg->workload);
 	run->cfg.workload = run->workload;
+	run->workload_json = g_strdup(cfg->workload_json);
+	run->cfg.workload_json = run->workload_json;
 	if (cfg->duration_us == 0) {
 		g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID,
 			    "duration: must be positive");
@@ -58,7 +63,9 @@ struct vr_sim_run *vr_sim_run_new(const struct vr_sim_run_config *cfg,
 	run->sim = vr_sim_new(cfg->size_bytes, cfg->seed, error);
 	if (!run->sim)
 		return NULL;
-	if (!vr_sim_load_builtin(run->sim, cfg->workload, cfg->phase_us, error)) {
+	if (cfg->workload_json ?
+		    !vr_sim_load_json(run->sim, cfg->workload_json, -1, error) :
+		    !vr_sim_load_builtin(run->sim, cfg->workload, cfg->phase_us, error)) {
 		g_prefix_error(error, "workload '%s': ", cfg->workload);
 		return NULL;
 	}

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A policy run against a simulated guest with the simulated reclaim
- * (docs/simulate.md): builds the guest from a built-in script, a monitoring
- * context with the "sim" access source, the policy's attributes and schemes,
- * the simulated actuator, clock and metrics; runs it; and reports memory
- * saving, reclaimer CPU and workload slowdown, the published table's columns
- * (SEMANTICS.md §4). Also the published table's seven rows ("the matrix").
+ * (docs/simulate.md): builds the guest from a built-in script or a workload
+ * document, a monitoring context with the "sim" access source, the policy's
+ * attributes and schemes, the simulated actuator, clock and metrics; runs
+ * it; and reports memory saving, reclaimer CPU and workload slowdown, the
+ * published table's columns (SEMANTICS.md §4). Also the published table's seven rows ("the matrix").
  *
  * Pure: the only time measured is through the CPU clock the caller injects.
  */
@@ -24,8 +24,12 @@
 /**
  * struct vr_sim_run_config - what to run.
  * @size_bytes:	 guest size, page-aligned (the matrix: 8 GiB).
- * @workload:	 built-in script name (vr_sim_builtin_names()).
- * @phase_us:	 length of each of the script's phases, in us (matrix: 60 s).
+ * @workload:	 built-in script name (vr_sim_builtin_names()); with
+ *		 @workload_json, only the document's name in messages.
+ * @workload_json: a workload document (vr_sim_load_json()) to use instead of
+ *		 the built-in script, or NULL.
+ * @phase_us:	 length of each of the built-in script's phases, in us
+ *		 (matrix: 60 s); a workload document gives its own.
  * @seed:	 seed of the workload's accesses and of the engine's choices.
  * @duration_us: simulated time of the run, from 0, in us (matrix: 300 s).
  * @reclaim:	 the cost model of the simulated reclaim.
@@ -37,6 +41,7 @@
 struct vr_sim_run_config {
 	uint64_t size_bytes;
 	const char *workload;
+	const char *workload_json;
 	uint64_t phase_us;
 	uint64_t seed;
 	uint64_t duration_us;

@@ -100,6 +100,16 @@ gboolean vr_sim_load_builtin(struct vr_sim *sim, const char *name, uint64_t phas
 			     GError **error);
 
 /**
+ * vr_sim_load_json() - append the phases of the workload document @text
+ * (@len bytes, or NUL-terminated when @len < 0; docs/simulate.md, "Workload
+ * files"), and set the workload's memory when the document gives it. All or
+ * nothing: on error @sim is unchanged, and the message (VR_SIM_ERROR_INVALID)
+ * starts with the JSON path of the problem, or with "line L, column C" for
+ * a syntax error.
+ */
+gboolean vr_sim_load_json(struct vr_sim *sim, const char *text, gssize len, GError **error);
+
+/**
  * vr_sim_builtin_names() - NULL-terminated list of built-in script names.
  */
 const char *const *vr_sim_builtin_names(void);

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "policy.h"
@@ -28,7 +29,8 @@
 /**
  * struct options - the command line.
  * @policy:	 policy file, or NULL for the default profile.
- * @workload:	 built-in script name.
+ * @workload:	 built-in script name, or a workload file.
+ * @workload_file: @workload names a file (is_workload_file()).
  * @size_gib, @seconds, @phase_s, @seed: the guest, the run, the script.
  * @matrix:	 run the published table's rows.
  * @csv:	 where to write the matrix's CSV.
@@ -37,6 +39,7 @@
 struct options {
 	char *policy;
 	char *workload;
+	gboolean workload_file;
 	double size_gib;
 	double seconds;
 	double phase_s;
@@ -161,10 +164,14 @@ static char *quota_label(uint64_t ms, bool csv)
 static void print_header(const struct options *o, const struct vr_policy *policy,
 			 const struct vr_sim_result *r)
 {
-	g_print("workload '%s' on a %.4g GiB simulated guest (workload memory %.2f GiB), "
-		"phases of %.4g s, seed %" G_GINT64_FORMAT ", %.4g s simulated\n",
-		o->workload, o->size_gib, (double)r->workload_bytes / GIB, o->phase_s, o->seed,
-		o->seconds);
+	g_autofree char *phases = o->workload_file ?
+					  g_strdup("phases from the file") :
+					  g_strdup_printf("phases of %.4g s", o->phase_s);
+
+	g_print("workload %s'%s' on a %.4g GiB simulated guest (workload memory %.2f GiB), "
+		"%s, seed %" G_GINT64_FORMAT ", %.4g s simulated\n",
+		o->workload_file ? "file " : "", o->workload, o->size_gib,
+		(double)r->workload_bytes / GIB, phases, o->seed, o->seconds);
 	g_print("policy: %s (profile %s); pageout %.4g GiB/s, refault penalty %" G_GINT64_FORMAT
 		" us\n",
 		o->policy ? o->policy : "the default", policy->profile, o->pageout_gibps,
@@ -419,6 +426,44 @@ static struct vr_policy *load_policy(const char *path, GError **error)
 	return vr_policy_parse(text, (gssize)len, error);
 }
 
+/*
+ * Does --workload @arg name a workload file? A built-in name never does
+ * (write ./NAME for a file of that name); otherwise an existing file, or an
+ * argument with a '/' or ending in .json (so a missing file says so).
+ */
+static gboolean is_workload_file(const char *arg)
+{
+	if (g_strv_contains(vr_sim_builtin_names(), arg))
+		return FALSE;
+	return strchr(arg, '/') || g_str_has_suffix(arg, ".json") ||
+	       g_file_test(arg, G_FILE_TEST_EXISTS);
+}
+
+/*
+ * The workload file @path's text, checked on a guest of @size_bytes: the run
+ * loads it again (vr_sim_run_config.workload_json), so its errors come out
+ * here, at the edge, naming the file.
+ */
+static char *load_workload_file(const char *path, uint64_t size_bytes, uint64_t seed,
+				GError **error)
+{
+	g_autofree char *text = NULL;
+	g_autoptr(vr_sim) sim = NULL;
+	gsize len;
+
+	if (!g_file_get_contents(path, &text, &len, error))
+		return NULL;
+	if (strlen(text) != len) {
+		g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID,
+			    "the file contains a NUL character");
+		return NULL;
+	}
+	sim = vr_sim_new(size_bytes, seed, error);
+	if (!sim || !vr_sim_load_json(sim, text, (gssize)len, error))
+		return NULL;
+	return g_steal_pointer(&text);
+}
+
 static gboolean usage_error(GOptionContext *octx, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 static gboolean usage_error(GOptionContext *octx, const char *fmt, ...)
@@ -438,10 +483,12 @@ static gboolean check_options(GOptionContext *octx, const struct options *o, int
 {
 	if (argc > 1)
 		return usage_error(octx, "unexpected argument '%s'", argv[1]);
-	if (!g_strv_contains(vr_sim_builtin_names(), o->workload)) {
+	if (!o->workload_file && !g_strv_contains(vr_sim_builtin_names(), o->workload)) {
 		g_autofree char *names = g_strjoinv(", ", (char **)vr_sim_builtin_names());
 
-		return usage_error(octx, "--workload: unknown workload '%s' (built-in: %s)",
+		return usage_error(octx,
+				   "--workload: unknown workload '%s' (built-in: %s; or a workload "
+				   "file, docs/simulate.md)",
 				   o->workload, names);
 	}
 	if (!(o->size_gib > 0 && o->size_gib * GIB < (double)(1ULL << 50)))
@@ -479,13 +526,15 @@ int vrctl_simulate_main(int argc, char **argv)
 		{ "policy", 0, 0, G_OPTION_ARG_FILENAME, &o.policy,
 		  "Policy file (JSON, docs/policy.md); default: the default profile", "FILE" },
 		{ "workload", 0, 0, G_OPTION_ARG_STRING, &o.workload,
-		  "Built-in workload script (default matrix)", "NAME" },
+		  "Built-in workload script (default matrix), or a workload file (JSON, "
+		  "docs/simulate.md)",
+		  "NAME|FILE" },
 		{ "size-gib", 0, 0, G_OPTION_ARG_DOUBLE, &o.size_gib,
 		  "Simulated guest size in GiB (default 8)", "GIB" },
 		{ "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &o.seconds,
 		  "Simulated time in seconds (default 300)", "S" },
 		{ "phase-s", 0, 0, G_OPTION_ARG_DOUBLE, &o.phase_s,
-		  "Length of each phase of the workload in seconds (default 60)", "S" },
+		  "Length of each phase of a built-in workload in seconds (default 60)", "S" },
 		{ "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "Seed (default 1)", "N" },
 		{ "matrix", 0, 0, G_OPTION_ARG_NONE, &o.matrix,
 		  "Run the published table's seven rows (quota x prioritization)", NULL },
@@ -501,6 +550,7 @@ int vrctl_simulate_main(int argc, char **argv)
 		octx = g_option_context_new("- run a policy against a simulated guest");
 	g_autoptr(GError) error = NULL;
 	g_autoptr(vr_policy) policy = NULL;
+	g_autofree char *workload_json = NULL;
 	struct vr_sim_run_config cfg = VR_SIM_RUN_CONFIG_DEFAULT;
 	int ret;
 
@@ -516,6 +566,7 @@ int vrctl_simulate_main(int argc, char **argv)
 	}
 	if (!o.workload)
 		o.workload = g_strdup("matrix");
+	o.workload_file = is_workload_file(o.workload);
 	if (!check_options(octx, &o, argc, argv)) {
 		options_clear(&o);
 		return VRCTL_EXIT_USAGE;
@@ -529,7 +580,17 @@ int vrctl_simulate_main(int argc, char **argv)
 	}
 
 	cfg.size_bytes = (uint64_t)(o.size_gib * GIB) / VR_PAGE_SIZE * VR_PAGE_SIZE;
+	if (o.workload_file) {
+		workload_json =
+			load_workload_file(o.workload, cfg.size_bytes, (uint64_t)o.seed, &error);
+		if (!workload_json) {
+			g_printerr("vreclaimctl: %s: %s\n", o.workload, error->message);
+			options_clear(&o);
+			return VRCTL_EXIT_ERROR;
+		}
+	}
 	cfg.workload = o.workload;
+	cfg.workload_json = workload_json;
 	cfg.phase_us = (uint64_t)llround(o.phase_s * US_PER_S);
 	cfg.seed = (uint64_t)o.seed;
 	cfg.duration_us = (uint64_t)llround(o.seconds * US_PER_S);
