@@ -4,28 +4,23 @@
  * the JSON path of the problem in every error, serialization, and atomic
  * application to a monitoring context. Pure: text in, struct out.
  *
- * Parsing is three steps. json-c's tokener (strict mode) checks the syntax;
- * a small scanner walks the text once more for what json-c lets through
- * silently (integers beyond 64 bits, members given twice, single-quoted
- * strings); then the tree is read into a copy of the profile, object by
+ * Parsing is two steps. json-doc.c checks the syntax strictly (json-c, and
+ * what it lets through silently: integers beyond 64 bits, members given
+ * twice, single-quoted strings); then the tree is read into a copy of the profile, object by
  * object, each object's integer fields from a table, and each object checked
  * by the engine's own validators (vr_monitor_attrs_validate(),
  * vr_scheme_validate()) whose messages are rewritten to name JSON paths.
  */
 #include "policy.h"
 
-#include <json.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+
+#include "json-doc.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-policy-error-quark, vr_policy_error)
 /* clang-format on */
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_object, json_object_put)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_tokener, json_tokener_free)
 
 /* ---- the built-in profiles (SEMANTICS.md §3) ---- */
 
@@ -149,81 +144,9 @@ void vr_policy_free(struct vr_policy *p)
 
 /* ---- JSON paths and errors ---- */
 
-/* The path of the document itself in messages. */
-#define ROOT_NAME "document"
-
-static char *path_member(const char *parent, const char *name)
-{
-	return *parent ? g_strdup_printf("%s.%s", parent, name) : g_strdup(name);
-}
-
-static char *path_index(const char *parent, guint i)
-{
-	return g_strdup_printf("%s[%u]", parent, i);
-}
-
-static gboolean invalid(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-
-/**
- * invalid() - set @error to VR_POLICY_ERROR_INVALID, "<path>: <message>".
- * Return: FALSE, for `return invalid(...)`.
- */
-static gboolean invalid(GError **error, const char *path, const char *fmt, ...)
-{
-	g_autofree char *msg = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	msg = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
-	g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_INVALID, "%s: %s",
-		    *path ? path : ROOT_NAME, msg);
-	return FALSE;
-}
-
-/**
- * syntax_error() - set @error to VR_POLICY_ERROR_SYNTAX at byte @offset of
- * @text, as "line L, column C (offset O): <what>" (line and column from 1,
- * the column in bytes).
- */
-static gboolean syntax_error(GError **error, const char *text, size_t offset, const char *what)
-{
-	guint line = 1;
-	size_t line_start = 0;
-
-	for (size_t i = 0; i < offset; i++) {
-		if (text[i] == '\n') {
-			line++;
-			line_start = i + 1;
-		}
-	}
-	g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_SYNTAX,
-		    "line %u, column %zu (offset %zu): %s", line, offset - line_start + 1, offset,
-		    what);
-	return FALSE;
-}
-
-/* What @v is, for "expected X (got Y)": a fraction shows its text. */
-static const char *describe(struct json_object *v)
-{
-	switch (json_object_get_type(v)) {
-	case json_type_null:
-		return "null";
-	case json_type_boolean:
-		return "a boolean";
-	case json_type_double:
-		return json_object_to_json_string(v); /* json-c keeps the literal */
-	case json_type_int:
-		return "an integer";
-	case json_type_string:
-		return "a string";
-	case json_type_object:
-		return "an object";
-	case json_type_array:
-		return "an array";
-	}
-	return "a value";
-}
+/* Sets @error to "<path>: <message>". Return: FALSE. */
+#define invalid(error, path, ...)                                                                  \
+	vr_json_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_INVALID, path, __VA_ARGS__)
 
 /* ---- the engine's validator messages, in JSON paths ---- */
 
@@ -557,7 +480,7 @@ static gboolean read_uint(const struct parser *ps, struct json_object *v, const 
 
 	if (!json_object_is_type(v, json_type_int))
 		return invalid(error, path, "expected a non-negative integer (got %s)",
-			       describe(v));
+			       vr_json_describe(v));
 	i64 = json_object_get_int64(v);
 	if (i64 < 0) {
 		if (big)
@@ -588,7 +511,7 @@ static gboolean read_string(struct json_object *v, const char *path, const char 
 	const char *s;
 
 	if (!json_object_is_type(v, json_type_string))
-		return invalid(error, path, "expected a string (got %s)", describe(v));
+		return invalid(error, path, "expected a string (got %s)", vr_json_describe(v));
 	s = json_object_get_string(v);
 	if (strlen(s) != (size_t)json_object_get_string_len(v))
 		return invalid(error, path, "the string contains a NUL character");
@@ -602,7 +525,7 @@ static gboolean read_string(struct json_object *v, const char *path, const char 
 static gboolean read_required_string(struct json_object *obj, const char *path, const char *name,
 				     const char *why, const char **out, GError **error)
 {
-	g_autofree char *mpath = path_member(path, name);
+	g_autofree char *mpath = vr_json_path_member(path, name);
 	struct json_object *v;
 
 	if (!json_object_object_get_ex(obj, name, &v))
@@ -618,12 +541,12 @@ static gboolean read_object(const struct parser *ps, struct json_object *v, cons
 			    const struct object_desc *d, void *base, GError **error)
 {
 	if (!json_object_is_type(v, json_type_object))
-		return invalid(error, path, "expected an object (got %s)", describe(v));
+		return invalid(error, path, "expected an object (got %s)", vr_json_describe(v));
 	json_object_object_foreach(v, key, member)
 	{
 		(void)member;
 		if (!desc_has(d, key)) {
-			g_autofree char *mpath = path_member(path, key);
+			g_autofree char *mpath = vr_json_path_member(path, key);
 			g_autofree char *names = desc_names(d);
 
 			return invalid(error, mpath, "unknown member (expected one of %s)", names);
@@ -637,7 +560,7 @@ static gboolean read_object(const struct parser *ps, struct json_object *v, cons
 
 		if (!json_object_object_get_ex(v, f->name, &m))
 			continue;
-		mpath = path_member(path, f->name);
+		mpath = vr_json_path_member(path, f->name);
 		if (!read_uint(ps, m, mpath, f->min, int_kind_max(f->kind), &value, error))
 			return FALSE;
 		field_set(f, base, value);
@@ -654,7 +577,7 @@ static gboolean member(struct json_object *obj, const char *path, const char *na
 {
 	if (!json_object_object_get_ex(obj, name, v))
 		return FALSE;
-	*mpath = path_member(path, name);
+	*mpath = vr_json_path_member(path, name);
 	return TRUE;
 }
 
@@ -712,12 +635,12 @@ static gboolean parse_goal(const struct parser *ps, struct json_object *v, const
 	    !read_required_string(v, path, "metric", why, &metric, error))
 		return FALSE;
 	if (!vr_goal_metric_from_name(metric, &g->metric)) {
-		g_autofree char *mpath = path_member(path, "metric");
+		g_autofree char *mpath = vr_json_path_member(path, "metric");
 
 		return unknown_name(error, mpath, "metric", metric, goal_metric_name_at);
 	}
 	if (!json_object_object_get_ex(v, "target", NULL)) {
-		g_autofree char *mpath = path_member(path, "target");
+		g_autofree char *mpath = vr_json_path_member(path, "target");
 
 		return invalid(error, mpath, "missing (%s)", why);
 	}
@@ -732,13 +655,13 @@ static gboolean parse_goals(const struct parser *ps, struct json_object *v, cons
 	size_t nr;
 
 	if (!json_object_is_type(v, json_type_array))
-		return invalid(error, path, "expected an array (got %s)", describe(v));
+		return invalid(error, path, "expected an array (got %s)", vr_json_describe(v));
 	nr = json_object_array_length(v);
 	if (nr > VR_MAX_QUOTA_GOALS)
 		return invalid(error, path, "at most %d goals are allowed (got %zu)",
 			       VR_MAX_QUOTA_GOALS, nr);
 	for (guint i = 0; i < nr; i++) {
-		g_autofree char *ipath = path_index(path, i);
+		g_autofree char *ipath = vr_json_path_index(path, i);
 
 		if (!parse_goal(ps, json_object_array_get_idx(v, i), ipath, &goals[i], error))
 			return FALSE;
@@ -804,7 +727,7 @@ static struct vr_scheme *parse_scheme(const struct parser *ps, struct json_objec
 {
 	const char *why = "a scheme needs a name and an action";
 	g_autoptr(vr_scheme) s = NULL;
-	g_autofree char *npath = path_member(path, "name");
+	g_autofree char *npath = vr_json_path_member(path, "name");
 	g_autofree char *ppath = NULL, *qpath = NULL, *wpath = NULL;
 	const struct vr_scheme *base;
 	const char *name, *action_name;
@@ -817,7 +740,7 @@ static struct vr_scheme *parse_scheme(const struct parser *ps, struct json_objec
 	    !read_required_string(v, path, "action", why, &action_name, error))
 		return NULL;
 	if (!vr_action_from_name(action_name, &action)) {
-		g_autofree char *apath = path_member(path, "action");
+		g_autofree char *apath = vr_json_path_member(path, "action");
 
 		unknown_name(error, apath, "action", action_name, action_name_at);
 		return NULL;
@@ -844,13 +767,13 @@ static GPtrArray *parse_schemes(const struct parser *ps, struct json_object *v, 
 	size_t nr;
 
 	if (!json_object_is_type(v, json_type_array)) {
-		invalid(error, path, "expected an array (got %s)", describe(v));
+		invalid(error, path, "expected an array (got %s)", vr_json_describe(v));
 		return NULL;
 	}
 	schemes = g_ptr_array_new_with_free_func((GDestroyNotify)vr_scheme_free);
 	nr = json_object_array_length(v);
 	for (guint i = 0; i < nr; i++) {
-		g_autofree char *ipath = path_index(path, i);
+		g_autofree char *ipath = vr_json_path_index(path, i);
 		struct vr_scheme *s;
 
 		s = parse_scheme(ps, json_object_array_get_idx(v, i), ipath,
@@ -892,221 +815,16 @@ static struct vr_policy *parse_document(struct parser *ps, struct json_object *r
 	return g_steal_pointer(&p);
 }
 
-/* ---- the syntax: json-c, and the scanner for what it lets through ---- */
-
-/**
- * tokenize() - parse @len bytes of @text with json-c's strict tokener.
- * @out: the document's root (NULL for a document that is just `null`).
- */
-static gboolean tokenize(const char *text, size_t len, struct json_object **out, GError **error)
-{
-	g_autoptr(json_tokener) tok = NULL;
-	g_autoptr(json_object) root = NULL;
-	enum json_tokener_error jerr;
-	size_t end;
-
-	if (len > INT_MAX)
-		return syntax_error(error, text, 0, "the document is too large");
-	tok = json_tokener_new();
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	root = json_tokener_parse_ex(tok, text, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	if (jerr == json_tokener_continue) {
-		/* A NUL ends the input: a number or word at the top level only
-		 * ends there; anything else still open is cut short. */
-		root = json_tokener_parse_ex(tok, "", 1);
-		if (json_tokener_get_error(tok) != json_tokener_success)
-			return syntax_error(error, text, len, "unexpected end of the document");
-		end = len;
-		jerr = json_tokener_success;
-	}
-	if (jerr != json_tokener_success)
-		return syntax_error(error, text, end, json_tokener_error_desc(jerr));
-	for (; end < len; end++)
-		if (!g_ascii_isspace(text[end]))
-			return syntax_error(error, text, end, "unexpected data after the document");
-	*out = g_steal_pointer(&root);
-	return TRUE;
-}
-
-/**
- * struct scanner - a second walk over a document json-c accepted, for what
- * json-c does not report: integers beyond 64 bits (it saturates them),
- * members given twice (it keeps the last) and single-quoted strings (it
- * accepts them even in strict mode).
- * @text, @len:	the document.
- * @pos:	the next byte.
- * @big_integers: JSON path -> literal, for integers out of 64-bit range.
- */
-struct scanner {
-	const char *text;
-	size_t len;
-	size_t pos;
-	GHashTable *big_integers;
-};
-
-static gboolean scan_value(struct scanner *sc, const char *path, GError **error);
-
-static void scan_space(struct scanner *sc)
-{
-	while (sc->pos < sc->len && g_ascii_isspace(sc->text[sc->pos]))
-		sc->pos++;
-}
-
-/**
- * scan_string() - at a '"': the string, decoded as json-c decodes member
- * names (escapes resolved, cut at a NUL); @pos moves past it.
- */
-static char *scan_string(struct scanner *sc)
-{
-	size_t start = sc->pos++, end;
-	g_autoptr(json_tokener) tok = NULL;
-	g_autoptr(json_object) str = NULL;
-
-	while (sc->pos < sc->len && sc->text[sc->pos] != '"')
-		sc->pos += sc->text[sc->pos] == '\\' ? 2 : 1;
-	end = MIN(sc->pos, sc->len); /* the closing quote */
-	sc->pos = MIN(end + 1, sc->len);
-	if (!memchr(sc->text + start, '\\', end - start))
-		return g_strndup(sc->text + start + 1, end - start - 1);
-	tok = json_tokener_new();
-	str = json_tokener_parse_ex(tok, sc->text + start, (int)(sc->pos - start));
-	return g_strdup(json_object_is_type(str, json_type_string) ? json_object_get_string(str) :
-								     "");
-}
-
-/* Do the @n decimal @digits exceed the decimal @limit? */
-static gboolean digits_exceed(const char *digits, size_t n, const char *limit)
-{
-	size_t nl = strlen(limit);
-
-	while (n > 1 && *digits == '0') {
-		digits++;
-		n--;
-	}
-	return n != nl ? n > nl : strncmp(digits, limit, n) > 0;
-}
-
-/* A number or a bare word; records integers beyond 64 bits. */
-static void scan_literal(struct scanner *sc, const char *path)
-{
-	const char *s = sc->text + sc->pos;
-	gboolean negative = *s == '-';
-	size_t n = 0, nd;
-
-	while (sc->pos + n < sc->len && (g_ascii_isalnum(s[n]) || strchr("+-.", s[n])))
-		n++;
-	sc->pos += n ? n : 1;
-	for (nd = negative; nd < n && g_ascii_isdigit(s[nd]); nd++)
-		;
-	if (nd != n || nd == (size_t)negative)
-		return; /* not an integer */
-	if (digits_exceed(s + negative, n - negative,
-			  negative ? "9223372036854775808" : "18446744073709551615"))
-		g_hash_table_insert(sc->big_integers, g_strdup(path), g_strndup(s, n));
-}
-
-static gboolean scan_object(struct scanner *sc, const char *path, GError **error)
-{
-	g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-
-	sc->pos++;
-	for (;;) {
-		g_autofree char *name = NULL;
-		g_autofree char *mpath = NULL;
-
-		scan_space(sc);
-		if (sc->pos >= sc->len)
-			return TRUE;
-		switch (sc->text[sc->pos]) {
-		case '}':
-			sc->pos++;
-			return TRUE;
-		case '\'':
-			return syntax_error(error, sc->text, sc->pos,
-					    "strings must be in double quotes");
-		case '"':
-			break;
-		default: /* ',' */
-			sc->pos++;
-			continue;
-		}
-		name = scan_string(sc);
-		mpath = path_member(path, name);
-		if (g_hash_table_contains(names, name))
-			return invalid(error, mpath, "member given twice");
-		g_hash_table_add(names, g_steal_pointer(&name));
-		scan_space(sc);
-		if (sc->pos < sc->len && sc->text[sc->pos] == ':')
-			sc->pos++;
-		if (!scan_value(sc, mpath, error))
-			return FALSE;
-	}
-}
-
-static gboolean scan_array(struct scanner *sc, const char *path, GError **error)
-{
-	guint i = 0;
-
-	sc->pos++;
-	for (;;) {
-		g_autofree char *ipath = NULL;
-
-		scan_space(sc);
-		if (sc->pos >= sc->len)
-			return TRUE;
-		if (sc->text[sc->pos] == ']') {
-			sc->pos++;
-			return TRUE;
-		}
-		if (sc->text[sc->pos] == ',') {
-			sc->pos++;
-			i++;
-			continue;
-		}
-		ipath = path_index(path, i);
-		if (!scan_value(sc, ipath, error))
-			return FALSE;
-	}
-}
-
-static gboolean scan_value(struct scanner *sc, const char *path, GError **error)
-{
-	scan_space(sc);
-	if (sc->pos >= sc->len)
-		return TRUE;
-	switch (sc->text[sc->pos]) {
-	case '{':
-		return scan_object(sc, path, error);
-	case '[':
-		return scan_array(sc, path, error);
-	case '"':
-		g_free(scan_string(sc));
-		return TRUE;
-	case '\'':
-		return syntax_error(error, sc->text, sc->pos, "strings must be in double quotes");
-	default:
-		scan_literal(sc, path);
-		return TRUE;
-	}
-}
-
 struct vr_policy *vr_policy_parse(const char *text, gssize len, GError **error)
 {
+	const struct vr_json_errors errs = { VR_POLICY_ERROR, VR_POLICY_ERROR_SYNTAX,
+					     VR_POLICY_ERROR_INVALID };
 	g_autoptr(GHashTable) big = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	g_autoptr(json_object) root = NULL;
-	size_t n;
-	struct scanner sc;
 	struct parser ps = { .big_integers = big };
 
 	g_return_val_if_fail(text != NULL || len == 0, NULL);
-	text = text ? text : "";
-	n = len < 0 ? strlen(text) : (size_t)len;
-	if (!tokenize(text, n, &root, error))
-		return NULL;
-	sc = (struct scanner){ .text = text, .len = n, .big_integers = big };
-	if (!scan_value(&sc, "", error))
+	if (!vr_json_doc_parse(text, len, &errs, &root, big, error))
 		return NULL;
 	return parse_document(&ps, root, error);
 }
@@ -1195,8 +913,8 @@ static gboolean policy_validate(const struct vr_policy *p, GError **error)
 		return invalid(error, "schemes", "missing");
 	for (guint i = 0; i < p->schemes->len; i++) {
 		const struct vr_scheme *s = g_ptr_array_index(p->schemes, i);
-		g_autofree char *path = path_index("schemes", i);
-		g_autofree char *npath = path_member(path, "name");
+		g_autofree char *path = vr_json_path_index("schemes", i);
+		g_autofree char *npath = vr_json_path_member(path, "name");
 
 		if (!validate_scheme(s, path, error) ||
 		    !check_unique_name((struct vr_scheme *const *)p->schemes->pdata, i, s->name,

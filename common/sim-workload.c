@@ -3,256 +3,28 @@
  * Workload files (docs/simulate.md, "Workload files"): a JSON document of
  * phases of access sets, read into a simulated guest. Pure: text in.
  *
- * As the policy file (common/policy.c): json-c's strict tokener checks the
- * syntax, a small scanner walks the text once more for what json-c lets
- * through (members given twice, single-quoted strings), then the tree is
- * read object by object, unknown members refused, every error starting with
- * the JSON path of the problem. The whole document is first read into
- * memory and tried on a scratch guest of the same size and seed, so the
+ * As the policy file (common/policy.c): json-doc.c checks the syntax
+ * strictly, then the tree is read object by object, unknown members
+ * refused, every error starting with the JSON path of the problem. The
+ * whole document is first read into memory and tried on a scratch guest of
+ * the same size (the checks do not depend on the seed), so the
  * guest's own checks (vr_sim_add_phase(), vr_sim_set_workload_ranges()) run
  * before anything is added: all or nothing.
  */
-#include <json.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
+#include "json-doc.h"
 #include "sim.h"
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_object, json_object_put)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_tokener, json_tokener_free)
 
 #define US_PER_S 1e6
 
-/* The path of the document itself in messages. */
-#define ROOT_NAME "document"
-
 /* ---- JSON paths and errors ---- */
 
-static char *path_member(const char *parent, const char *name)
-{
-	return *parent ? g_strdup_printf("%s.%s", parent, name) : g_strdup(name);
-}
-
-static char *path_index(const char *parent, guint i)
-{
-	return g_strdup_printf("%s[%u]", parent, i);
-}
-
-static gboolean invalid(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-
 /* Sets @error to "<path>: <message>". Return: FALSE. */
-static gboolean invalid(GError **error, const char *path, const char *fmt, ...)
-{
-	g_autofree char *msg = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	msg = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
-	g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID, "%s: %s", *path ? path : ROOT_NAME,
-		    msg);
-	return FALSE;
-}
-
-/* "line L, column C (offset O): <what>", line and column from 1 (bytes). */
-static gboolean syntax_error(GError **error, const char *text, size_t offset, const char *what)
-{
-	guint line = 1;
-	size_t line_start = 0;
-
-	for (size_t i = 0; i < offset; i++) {
-		if (text[i] == '\n') {
-			line++;
-			line_start = i + 1;
-		}
-	}
-	g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID,
-		    "line %u, column %zu (offset %zu): %s", line, offset - line_start + 1, offset,
-		    what);
-	return FALSE;
-}
-
-/* What @v is, for "expected X (got Y)": numbers show their text. */
-static const char *describe(struct json_object *v)
-{
-	switch (json_object_get_type(v)) {
-	case json_type_null:
-		return "null";
-	case json_type_boolean:
-		return "a boolean";
-	case json_type_double:
-	case json_type_int:
-		return json_object_to_json_string(v);
-	case json_type_string:
-		return "a string";
-	case json_type_object:
-		return "an object";
-	case json_type_array:
-		return "an array";
-	}
-	return "a value";
-}
-
-/* ---- the syntax: json-c, and a scanner for what it lets through ---- */
-
-static gboolean tokenize(const char *text, size_t len, struct json_object **out, GError **error)
-{
-	g_autoptr(json_tokener) tok = NULL;
-	g_autoptr(json_object) root = NULL;
-	enum json_tokener_error jerr;
-	size_t end;
-
-	if (len > INT_MAX)
-		return syntax_error(error, text, 0, "the document is too large");
-	tok = json_tokener_new();
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	root = json_tokener_parse_ex(tok, text, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	if (jerr == json_tokener_continue) {
-		/* A NUL ends the input: a number at the top level only ends
-		 * there; anything else still open is cut short. */
-		root = json_tokener_parse_ex(tok, "", 1);
-		if (json_tokener_get_error(tok) != json_tokener_success)
-			return syntax_error(error, text, len, "unexpected end of the document");
-		end = len;
-		jerr = json_tokener_success;
-	}
-	if (jerr != json_tokener_success)
-		return syntax_error(error, text, end, json_tokener_error_desc(jerr));
-	for (; end < len; end++)
-		if (!g_ascii_isspace(text[end]))
-			return syntax_error(error, text, end, "unexpected data after the document");
-	*out = g_steal_pointer(&root);
-	return TRUE;
-}
-
-/**
- * struct scanner - a second walk over a document json-c accepted, for
- * members given twice (json-c keeps the last) and single-quoted strings
- * (json-c accepts them even in strict mode).
- */
-struct scanner {
-	const char *text;
-	size_t len;
-	size_t pos;
-};
-
-static gboolean scan_value(struct scanner *sc, const char *path, GError **error);
-
-static void scan_space(struct scanner *sc)
-{
-	while (sc->pos < sc->len && g_ascii_isspace(sc->text[sc->pos]))
-		sc->pos++;
-}
-
-/* At a '"': the string, decoded as json-c decodes it; @pos moves past it. */
-static char *scan_string(struct scanner *sc)
-{
-	size_t start = sc->pos++, end;
-	g_autoptr(json_tokener) tok = NULL;
-	g_autoptr(json_object) str = NULL;
-
-	while (sc->pos < sc->len && sc->text[sc->pos] != '"')
-		sc->pos += sc->text[sc->pos] == '\\' ? 2 : 1;
-	end = MIN(sc->pos, sc->len);
-	sc->pos = MIN(end + 1, sc->len);
-	if (!memchr(sc->text + start, '\\', end - start))
-		return g_strndup(sc->text + start + 1, end - start - 1);
-	tok = json_tokener_new();
-	str = json_tokener_parse_ex(tok, sc->text + start, (int)(sc->pos - start));
-	return g_strdup(json_object_is_type(str, json_type_string) ? json_object_get_string(str) :
-								     "");
-}
-
-static gboolean scan_object(struct scanner *sc, const char *path, GError **error)
-{
-	g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-
-	sc->pos++;
-	for (;;) {
-		g_autofree char *name = NULL;
-		g_autofree char *mpath = NULL;
-
-		scan_space(sc);
-		if (sc->pos >= sc->len)
-			return TRUE;
-		switch (sc->text[sc->pos]) {
-		case '}':
-			sc->pos++;
-			return TRUE;
-		case '\'':
-			return syntax_error(error, sc->text, sc->pos,
-					    "strings must be in double quotes");
-		case '"':
-			break;
-		default: /* ',' */
-			sc->pos++;
-			continue;
-		}
-		name = scan_string(sc);
-		mpath = path_member(path, name);
-		if (g_hash_table_contains(names, name))
-			return invalid(error, mpath, "member given twice");
-		g_hash_table_add(names, g_steal_pointer(&name));
-		scan_space(sc);
-		if (sc->pos < sc->len && sc->text[sc->pos] == ':')
-			sc->pos++;
-		if (!scan_value(sc, mpath, error))
-			return FALSE;
-	}
-}
-
-static gboolean scan_array(struct scanner *sc, const char *path, GError **error)
-{
-	guint i = 0;
-
-	sc->pos++;
-	for (;;) {
-		g_autofree char *ipath = NULL;
-
-		scan_space(sc);
-		if (sc->pos >= sc->len)
-			return TRUE;
-		if (sc->text[sc->pos] == ']') {
-			sc->pos++;
-			return TRUE;
-		}
-		if (sc->text[sc->pos] == ',') {
-			sc->pos++;
-			i++;
-			continue;
-		}
-		ipath = path_index(path, i);
-		if (!scan_value(sc, ipath, error))
-			return FALSE;
-	}
-}
-
-static gboolean scan_value(struct scanner *sc, const char *path, GError **error)
-{
-	scan_space(sc);
-	if (sc->pos >= sc->len)
-		return TRUE;
-	switch (sc->text[sc->pos]) {
-	case '{':
-		return scan_object(sc, path, error);
-	case '[':
-		return scan_array(sc, path, error);
-	case '"':
-		g_free(scan_string(sc));
-		return TRUE;
-	case '\'':
-		return syntax_error(error, sc->text, sc->pos, "strings must be in double quotes");
-	default: /* a number or a word */
-		while (sc->pos < sc->len &&
-		       (g_ascii_isalnum(sc->text[sc->pos]) || strchr("+-.", sc->text[sc->pos])))
-			sc->pos++;
-		return TRUE;
-	}
-}
+#define invalid(error, path, ...)                                                                  \
+	vr_json_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID, path, __VA_ARGS__)
 
 /* ---- values ---- */
 
@@ -261,12 +33,12 @@ static gboolean check_object(struct json_object *v, const char *path, const char
 			     const char *const *allowed, GError **error)
 {
 	if (!json_object_is_type(v, json_type_object))
-		return invalid(error, path, "expected an object (got %s)", describe(v));
+		return invalid(error, path, "expected an object (got %s)", vr_json_describe(v));
 	json_object_object_foreach(v, key, member)
 	{
 		(void)member;
 		if (!g_strv_contains(allowed, key)) {
-			g_autofree char *mpath = path_member(path, key);
+			g_autofree char *mpath = vr_json_path_member(path, key);
 			g_autofree char *names = g_strjoinv(", ", (char **)allowed);
 
 			return invalid(error, mpath, "unknown member %s(expected one of %s)", what,
@@ -280,7 +52,7 @@ static gboolean check_object(struct json_object *v, const char *path, const char
 static gboolean required(struct json_object *obj, const char *path, const char *name,
 			 const char *why, struct json_object **v, char **mpath, GError **error)
 {
-	*mpath = path_member(path, name);
+	*mpath = vr_json_path_member(path, name);
 	if (!json_object_object_get_ex(obj, name, v))
 		return invalid(error, *mpath, "missing (%s)", why);
 	return TRUE;
@@ -329,7 +101,7 @@ static gboolean read_size(struct json_object *v, const char *path, uint64_t *out
 {
 	if (json_object_is_type(v, json_type_int)) {
 		if (json_object_get_int64(v) < 0)
-			return invalid(error, path, SIZE_EXPECTED " (got %s)", describe(v));
+			return invalid(error, path, SIZE_EXPECTED " (got %s)", vr_json_describe(v));
 		*out = json_object_get_uint64(v);
 		return TRUE;
 	}
@@ -340,7 +112,7 @@ static gboolean read_size(struct json_object *v, const char *path, uint64_t *out
 			return invalid(error, path, SIZE_EXPECTED " (got \"%s\")", s);
 		return TRUE;
 	}
-	return invalid(error, path, SIZE_EXPECTED " (got %s)", describe(v));
+	return invalid(error, path, SIZE_EXPECTED " (got %s)", vr_json_describe(v));
 }
 
 /* @v as a finite number > 0 (an integer or a fraction). */
@@ -349,10 +121,12 @@ static gboolean read_positive(struct json_object *v, const char *path, double *o
 	double x;
 
 	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
-		return invalid(error, path, "expected a positive number (got %s)", describe(v));
+		return invalid(error, path, "expected a positive number (got %s)",
+			       vr_json_describe(v));
 	x = json_object_get_double(v);
 	if (!(isfinite(x) && x > 0))
-		return invalid(error, path, "expected a positive number (got %s)", describe(v));
+		return invalid(error, path, "expected a positive number (got %s)",
+			       vr_json_describe(v));
 	*out = x;
 	return TRUE;
 }
@@ -413,19 +187,19 @@ static const struct {
 static gboolean read_set(struct json_object *v, const char *path, struct vr_sim_set *set,
 			 GError **error)
 {
-	g_autofree char *kpath = path_member(path, "kind");
+	g_autofree char *kpath = vr_json_path_member(path, "kind");
 	g_autofree char *what = NULL;
 	struct json_object *m;
 	const char *kind;
 	guint k;
 
 	if (!json_object_is_type(v, json_type_object))
-		return invalid(error, path, "expected an object (got %s)", describe(v));
+		return invalid(error, path, "expected an object (got %s)", vr_json_describe(v));
 	if (!json_object_object_get_ex(v, "kind", &m))
 		return invalid(error, kpath, "missing (expected hot, zipf or scan)");
 	if (!json_object_is_type(m, json_type_string))
 		return invalid(error, kpath, "expected a string: hot, zipf or scan (got %s)",
-			       describe(m));
+			       vr_json_describe(m));
 	kind = json_object_get_string(m);
 	for (k = 0; k < G_N_ELEMENTS(kinds) && strcmp(kinds[k].name, kind) != 0; k++)
 		;
@@ -470,8 +244,8 @@ static gboolean read_duration(struct json_object *v, const char *path, uint64_t 
 			      GError **error)
 {
 	struct json_object *m;
-	g_autofree char *spath = path_member(path, "duration_s");
-	g_autofree char *upath = path_member(path, "duration_us");
+	g_autofree char *spath = vr_json_path_member(path, "duration_s");
+	g_autofree char *upath = vr_json_path_member(path, "duration_us");
 	gboolean has_s = json_object_object_get_ex(v, "duration_s", NULL);
 	gboolean has_us = json_object_object_get_ex(v, "duration_us", NULL);
 	double s;
@@ -484,7 +258,7 @@ static gboolean read_duration(struct json_object *v, const char *path, uint64_t 
 		json_object_object_get_ex(v, "duration_us", &m);
 		if (!json_object_is_type(m, json_type_int) || json_object_get_int64(m) <= 0)
 			return invalid(error, upath, "expected a positive integer (got %s)",
-				       describe(m));
+				       vr_json_describe(m));
 		*out = json_object_get_uint64(m);
 		if (*out > MAX_DURATION_US)
 			return invalid(error, upath,
@@ -496,9 +270,10 @@ static gboolean read_duration(struct json_object *v, const char *path, uint64_t 
 	if (!read_positive(m, spath, &s, error))
 		return FALSE;
 	if (!(s * US_PER_S >= 0.5))
-		return invalid(error, spath, "%s is below the minimum 1e-06 (1 us)", describe(m));
+		return invalid(error, spath, "%s is below the minimum 1e-06 (1 us)",
+			       vr_json_describe(m));
 	if (!(s * US_PER_S <= (double)MAX_DURATION_US))
-		return invalid(error, spath, "%s is above the maximum %.0f", describe(m),
+		return invalid(error, spath, "%s is above the maximum %.0f", vr_json_describe(m),
 			       (double)MAX_DURATION_US / US_PER_S);
 	*out = (uint64_t)llround(s * US_PER_S);
 	return TRUE;
@@ -515,9 +290,10 @@ static gboolean read_phase(struct json_object *v, const char *path, guint index,
 	if (!check_object(v, path, "", phase_members, error))
 		return FALSE;
 	if (json_object_object_get_ex(v, "name", &m)) {
-		npath = path_member(path, "name");
+		npath = vr_json_path_member(path, "name");
 		if (!json_object_is_type(m, json_type_string))
-			return invalid(error, npath, "expected a string (got %s)", describe(m));
+			return invalid(error, npath, "expected a string (got %s)",
+				       vr_json_describe(m));
 		ph->name = g_strdup(json_object_get_string(m));
 	} else {
 		ph->name = g_strdup_printf("phase-%u", index);
@@ -527,12 +303,12 @@ static gboolean read_phase(struct json_object *v, const char *path, guint index,
 	if (!required(v, path, "sets", "an idle phase has \"sets\": []", &sets, &spath, error))
 		return FALSE;
 	if (!json_object_is_type(sets, json_type_array))
-		return invalid(error, spath, "expected an array (got %s)", describe(sets));
+		return invalid(error, spath, "expected an array (got %s)", vr_json_describe(sets));
 	nr = json_object_array_length(sets);
 	ph->sets = g_array_sized_new(FALSE, TRUE, sizeof(struct vr_sim_set), (guint)nr);
 	g_array_set_size(ph->sets, (guint)nr);
 	for (guint i = 0; i < nr; i++) {
-		g_autofree char *ipath = path_index(spath, i);
+		g_autofree char *ipath = vr_json_path_index(spath, i);
 
 		if (!read_set(json_object_array_get_idx(sets, i), ipath,
 			      &g_array_index(ph->sets, struct vr_sim_set, i), error))
@@ -548,13 +324,13 @@ static gboolean read_workload(struct json_object *v, const char *path, GArray *r
 	size_t nr;
 
 	if (!json_object_is_type(v, json_type_array))
-		return invalid(error, path, "expected an array (got %s)", describe(v));
+		return invalid(error, path, "expected an array (got %s)", vr_json_describe(v));
 	nr = json_object_array_length(v);
 	if (nr == 0)
 		return invalid(error, path, "at least one range is needed");
 	for (guint i = 0; i < nr; i++) {
 		struct json_object *r = json_object_array_get_idx(v, i), *m;
-		g_autofree char *ipath = path_index(path, i);
+		g_autofree char *ipath = vr_json_path_index(path, i);
 		g_autofree char *spath = NULL, *epath = NULL;
 		const char *why = "a range needs start and end";
 		struct vr_range range;
@@ -640,12 +416,12 @@ static gboolean read_document(struct json_object *root, GArray *phases, GArray *
 	if (!json_object_object_get_ex(root, "phases", &v))
 		return invalid(error, "phases", "missing (a workload needs phases)");
 	if (!json_object_is_type(v, json_type_array))
-		return invalid(error, "phases", "expected an array (got %s)", describe(v));
+		return invalid(error, "phases", "expected an array (got %s)", vr_json_describe(v));
 	nr = json_object_array_length(v);
 	if (nr == 0)
 		return invalid(error, "phases", "at least one phase is needed");
 	for (guint i = 0; i < nr; i++) {
-		g_autofree char *ipath = path_index("phases", i);
+		g_autofree char *ipath = vr_json_path_index("phases", i);
 		struct phase ph = { 0 };
 
 		g_array_append_val(phases, ph);
@@ -664,18 +440,14 @@ gboolean vr_sim_load_json(struct vr_sim *sim, const char *text, gssize len, GErr
 	g_autoptr(vr_sim) scratch = NULL;
 	g_autoptr(GError) local = NULL;
 	uint64_t total_us = vr_sim_script_duration_us(sim);
-	struct scanner sc;
-	size_t n;
+	const struct vr_json_errors errs = { VR_SIM_ERROR, VR_SIM_ERROR_INVALID,
+					     VR_SIM_ERROR_INVALID };
 
 	g_return_val_if_fail(sim != NULL, FALSE);
 	g_return_val_if_fail(text != NULL || len == 0, FALSE);
 	g_array_set_clear_func(phases, phase_clear);
-	text = text ? text : "";
-	n = len < 0 ? strlen(text) : (size_t)len;
-	if (!tokenize(text, n, &root, error))
-		return FALSE;
-	sc = (struct scanner){ .text = text, .len = n };
-	if (!scan_value(&sc, "", error) || !read_document(root, phases, ranges, error))
+	if (!vr_json_doc_parse(text, len, &errs, &root, NULL, error) ||
+	    !read_document(root, phases, ranges, error))
 		return FALSE;
 	for (guint i = 0; i < phases->len; i++) {
 		const struct phase *ph = &g_array_index(phases, struct phase, i);

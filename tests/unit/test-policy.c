@@ -564,7 +564,7 @@ static struct error_case error_cases[] = {
 
 	/* the top level */
 	{ "top level array", "[]", INVALID, "document: expected an object (got an array)" },
-	{ "top level number", "42", INVALID, "document: expected an object (got an integer)" },
+	{ "top level number", "42", INVALID, "document: expected an object (got 42)" },
 	{ "top level string", "'x'", INVALID, "document: expected an object (got a string)" },
 	{ "top level null", "null", INVALID, "document: expected an object (got null)" },
 
@@ -618,9 +618,9 @@ static struct error_case error_cases[] = {
 	  "schemes[0].quota.goals[0].target: expected a non-negative integer (got a string)" },
 	/* wrong types: strings */
 	{ "profile as integer", "{ 'profile': 2021 }", INVALID,
-	  "profile: expected a string (got an integer)" },
+	  "profile: expected a string (got 2021)" },
 	{ "name as integer", "{ 'schemes': [ { 'name': 1, 'action': 'stat' } ] }", INVALID,
-	  "schemes[0].name: expected a string (got an integer)" },
+	  "schemes[0].name: expected a string (got 1)" },
 	{ "action as null", "{ 'schemes': [ { 'name': 'a', 'action': null } ] }", INVALID,
 	  "schemes[0].action: expected a string (got null)" },
 	{ "goal metric as array", SCHEME("'quota': { 'goals': [ { 'metric': [], 'target': 1 } ] }"),
@@ -631,9 +631,9 @@ static struct error_case error_cases[] = {
 	{ "monitoring as array", "{ 'monitoring': [] }", INVALID,
 	  "monitoring: expected an object (got an array)" },
 	{ "a scheme as integer", "{ 'schemes': [ 1 ] }", INVALID,
-	  "schemes[0]: expected an object (got an integer)" },
+	  "schemes[0]: expected an object (got 1)" },
 	{ "pattern as integer", SCHEME("'pattern': 4096"), INVALID,
-	  "schemes[0].pattern: expected an object (got an integer)" },
+	  "schemes[0].pattern: expected an object (got 4096)" },
 	{ "quota as string", SCHEME("'quota': '100ms'"), INVALID,
 	  "schemes[0].quota: expected an object (got a string)" },
 	{ "weights as array", SCHEME("'quota': { 'weights': [0, 0, 1] }"), INVALID,
