@@ -15,24 +15,9 @@
 
 #include "rng.h"
 #include "sim.h"
-
-#define PAGE	 VR_PAGE_SIZE
-#define MIB	 (1ULL << 20)
-#define GIB	 (1ULL << 30)
-#define TIB	 (1ULL << 40)
-#define US_PER_S 1000000ULL
+#include "test-sim-helpers.h"
 
 /* ---- helpers ---- */
-
-static struct vr_sim *sim_new_ok(uint64_t size, uint64_t seed)
-{
-	g_autoptr(GError) err = NULL;
-	struct vr_sim *sim = vr_sim_new(size, seed, &err);
-
-	cr_assert_not_null(sim, "vr_sim_new(%" G_GUINT64_FORMAT ") should succeed, got: %s", size,
-			   err ? err->message : "NULL without an error");
-	return sim;
-}
 
 static void add_phase_ok(struct vr_sim *sim, const char *name, uint64_t duration_us,
 			 const struct vr_sim_set *sets, size_t nr)
