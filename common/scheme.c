@@ -8,16 +8,11 @@
 #include <string.h>
 
 #include "ctx-private.h"
+#include "quota-budget.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-scheme-error-quark, vr_scheme_error)
 /* clang-format on */
-
-/* Throughput assumed before any action was measured: 4 MiB per ms. */
-#define VR_DEFAULT_THROUGHPUT_BPMS (4ULL << 20)
-
-/* The goal tuner's unit: 10000 basis points = the goal is met. */
-#define VR_GOAL_BP 10000ULL
 
 static const char *const action_names[VR_NR_ACTIONS] = {
 	[VR_ACTION_PAGEOUT] = "pageout",       [VR_ACTION_COLD] = "cold",
@@ -497,11 +492,10 @@ uint64_t vr_ctx_next_watermark_check_us(const struct vr_ctx *ctx)
 
 /* ---- quotas ---- */
 
-/* The goals' score: the highest current / target, in basis points. */
-static uint64_t goals_score_bp(struct vr_ctx *ctx, struct vr_quota *q)
+/* Reads the current values of @q's measured goals from the metric provider;
+ * a failed read keeps the last value. */
+static void read_goal_metrics(struct vr_ctx *ctx, struct vr_quota *q)
 {
-	uint64_t best = 0;
-
 	for (guint i = 0; i < q->nr_goals; i++) {
 		struct vr_quota_goal *g = &q->goals[i];
 		uint64_t value;
@@ -510,55 +504,20 @@ static uint64_t goals_score_bp(struct vr_ctx *ctx, struct vr_quota *q)
 		    read_metric(ctx, VR_METRIC_GOAL, g->metric, vr_goal_metric_name(g->metric),
 				&value, NULL))
 			g->current = value;
-		best = MAX(best,
-			   (uint64_t)((unsigned __int128)g->current * VR_GOAL_BP / g->target));
 	}
-	return best;
 }
 
-/* The effective size quota of a new window (SEMANTICS.md §2.1). */
-static void set_effective_quota(struct vr_ctx *ctx, struct vr_quota *q)
-{
-	uint64_t esz = 0;
-
-	if (q->nr_goals) {
-		q->esz_bp = vr_feedback_next(MAX(q->esz_bp, VR_GOAL_BP), goals_score_bp(ctx, q));
-		esz = q->esz_bp / VR_GOAL_BP;
-	}
-	if (q->ms) {
-		uint64_t throughput = q->total_charged_ns ?
-					      (uint64_t)((unsigned __int128)q->total_charged_sz *
-							 1000000 / q->total_charged_ns) :
-					      VR_DEFAULT_THROUGHPUT_BPMS;
-		uint64_t by_time = throughput > G_MAXUINT64 / q->ms ? G_MAXUINT64 :
-								      throughput * q->ms;
-
-		esz = esz ? MIN(esz, by_time) : by_time;
-	}
-	if (q->sz && (esz == 0 || q->sz < esz))
-		esz = q->sz;
-	/*
-	 * Whole pages, so that a window can use its quota up exactly (and then
-	 * count as exceeded and remember where it stopped), and never below a
-	 * page: an application is needed to measure the throughput again.
-	 */
-	q->esz = MAX(esz / VR_PAGE_SIZE * VR_PAGE_SIZE, VR_PAGE_SIZE);
-}
-
-/* Opens a new charge window when the current one is over. */
+/* Opens a new charge window when the current one is over (the arithmetic
+ * is quota-budget.c's, shared with the guest agent's memcg backend). */
 static void adjust_quota(struct vr_ctx *ctx, struct vr_scheme *s, uint64_t now_us)
 {
 	struct vr_quota *q = &s->quota;
 
-	if (q->window_started && now_us < q->charged_from_us + q->reset_interval_ms * 1000)
+	if (!vr_quota_window_due(q, now_us))
 		return;
-	if (q->window_started && q->charged_sz >= q->esz)
+	read_goal_metrics(ctx, q);
+	if (vr_quota_window_start(q, now_us))
 		s->stats.qt_exceeds++;
-	q->total_charged_sz += q->charged_sz;
-	q->charged_from_us = now_us;
-	q->charged_sz = 0;
-	q->window_started = true;
-	set_effective_quota(ctx, q);
 }
 
 /* Sets @s's min_score for this pass from the score histogram. */
@@ -618,8 +577,7 @@ static bool apply_region(struct vr_ctx *ctx, struct vr_scheme *s, guint i, guint
 		r->age = 0;
 	if (!limited)
 		return true;
-	q->total_charged_ns += clock_now_ns(ctx) - begin_ns;
-	q->charged_sz += sz;
+	vr_quota_charge(q, sz, clock_now_ns(ctx) - begin_ns);
 	if (q->charged_sz < q->esz)
 		return true;
 	q->resume_set = true;

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * vreclaimctl: the command-line client of vreclaim. Today it has one
- * command, `simulate` (docs/simulate.md); it grows with vreclaimd.
+ * vreclaimctl: the command-line client of vreclaim: `simulate`
+ * (docs/simulate.md) and `agent` (docs/agent.md); it grows with vreclaimd.
  */
 #include <glib.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "agent-cmd.h"
 #include "simulate.h"
 
 static const struct {
@@ -17,6 +18,7 @@ static const struct {
 } commands[] = {
 	{ "simulate", vrctl_simulate_main,
 	  "run a policy against a simulated guest (--matrix: the published table)" },
+	{ "agent", vrctl_agent_main, "talk to one guest's agent over its channel socket" },
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * vreclaim-agent: reclaims cold memory inside a Linux guest so that free page
+ * reporting hands it back to the host (ARCHITECTURE.md, "The guest agent").
+ *
+ * main() is thin, as in systemd-oomd: arguments, the backend probe, the
+ * channel, one GMainLoop. The agent runs the in-guest scheme by itself with
+ * the last policy it was given (the built-in default profile until then), so
+ * the guest keeps reclaiming sensibly when the host side is away. Requests
+ * are served by server.c; the periodic work (backend ticks, compaction,
+ * reports) lives here.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "agent.h"
+
+#include <glib-unix.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "kernel-file.h"
+
+#ifndef VR_AGENT_VERSION
+#define VR_AGENT_VERSION "0"
+#endif
+
+/* Default period of the unsolicited reports, ms: often enough for a host
+ * that shares a fleet quota every few seconds, rare enough to cost nothing. */
+#define VR_AGENT_DEFAULT_REPORT_MS 10000
+
+/* How often the agent looks at what its backend reclaimed (to compact after
+ * reclaim), us, when the backend itself asks for nothing sooner. */
+#define VR_AGENT_MAX_TICK_US 1000000
+
+/* The default virtio-serial port name (libvirt channel target name). */
+#define VR_AGENT_DEFAULT_PORT "org.vreclaim.agent.0"
+
+static const struct vr_backend_ops *const all_backends[] = {
+	&vr_backend_damon,
+	&vr_backend_memcg,
+	&vr_backend_damon_reclaim_module,
+};
+
+uint64_t vr_agent_now_us(void)
+{
+	return (uint64_t)g_get_monotonic_time();
+}
+
+/* ---- periodic work ---- */
+
+/* After the backend reclaimed enough, compact so that the freed pages form
+ * blocks of the reporting order that free page reporting hands to the host. */
+static void agent_maybe_compact(struct vr_agent *agent, uint64_t now_us)
+{
+	struct vr_backend_stats st = { 0 };
+	g_autoptr(GError) error = NULL;
+	if (!agent->ops->read_stats(agent->backend, &st, &error)) {
+		g_debug("reading %s stats: %s", agent->ops->name, error->message);
+		return;
+	}
+	if (!vr_compact_should(&agent->compact, now_us, st.sz_applied))
+		return;
+	if (!vr_compact_memory(&agent->paths, &error)) {
+		g_warning("compaction after reclaim failed: %s", error->message);
+		vr_compact_done(&agent->compact, now_us, st.sz_applied);
+		return;
+	}
+	vr_compact_done(&agent->compact, now_us, st.sz_applied);
+	agent->nr_compactions++;
+	g_debug("compacted memory after %" G_GUINT64_FORMAT " bytes reclaimed in total",
+		(guint64)st.sz_applied);
+}
+
+static gboolean agent_on_tick(gpointer data)
+{
+	struct vr_agent *agent = data;
+	uint64_t now = vr_agent_now_us();
+	uint64_t delay_us = VR_AGENT_MAX_TICK_US;
+	if (!agent->paused) {
+		uint64_t want = agent->ops->tick(agent->backend, now);
+		if (want < delay_us)
+			delay_us = want;
+		agent_maybe_compact(agent, now);
+	}
+	if (delay_us < 1000)
+		delay_us = 1000;
+	agent->tick_timer = g_timeout_add((guint)(delay_us / 1000), agent_on_tick, agent);
+	return G_SOURCE_REMOVE;
+}
+
+static void agent_send(struct vr_agent *agent, const char *line)
+{
+	vr_channel_send(agent->channel, line, strlen(line));
+}
+
+static gboolean agent_on_report(gpointer data)
+{
+	struct vr_agent *agent = data;
+	struct vr_agent_stats stats;
+	vr_agent_read_stats(agent, &stats);
+	g_autofree char *line = vr_proto_encode_report(agent->report_seq++, &stats);
+	agent_send(agent, line);
+	return G_SOURCE_CONTINUE;
+}
+
+void vr_agent_set_report_interval(struct vr_agent *agent, uint64_t interval_ms)
+{
+	if (agent->report_timer)
+		g_source_remove(agent->report_timer);
+	agent->report_timer = 0;
+	agent->report_interval_ms = interval_ms;
+	if (interval_ms)
+		agent->report_timer = g_timeout_add((guint)interval_ms, agent_on_report, agent);
+}
+
+/* ---- the channel ---- */
+
+static void agent_on_data(struct vr_channel *ch, const char *buf, gsize len, gpointer user)
+{
+	struct vr_agent *agent = user;
+	(void)ch;
+	vr_proto_reader_feed(agent->reader, buf, len);
+	for (;;) {
+		g_autoptr(GError) error = NULL;
+		g_autofree char *line = NULL;
+		gsize line_len = 0;
+		if (!vr_proto_reader_next(agent->reader, &line, &line_len, &error)) {
+			/* A line too long to read: answer it, go on with the next. */
+			g_warning("from the host: %s", error->message);
+			g_autofree char *reply = vr_proto_encode_gerror(0, error);
+			agent_send(agent, reply);
+			continue;
+		}
+		if (!line)
+			break; /* no complete line left */
+		g_autofree char *reply = vr_agent_handle_line(agent, line, line_len);
+		agent_send(agent, reply);
+	}
+}
+
+static void agent_on_connected(struct vr_channel *ch, bool up, gpointer user)
+{
+	struct vr_agent *agent = user;
+	(void)ch;
+	/* A new host starts a new stream: drop any half line of the old one. */
+	if (up) {
+		vr_proto_reader_free(agent->reader);
+		agent->reader = vr_proto_reader_new();
+	}
+}
+
+/* ---- start-up ---- */
+
+static gboolean agent_pick_backend(struct vr_agent *agent, const char *wanted, GError **error)
+{
+	agent->backends = g_ptr_array_new();
+	g_autoptr(GString) why = g_string_new(NULL);
+	for (guint i = 0; i < G_N_ELEMENTS(all_backends); i++) {
+		const struct vr_backend_ops *ops = all_backends[i];
+		g_autoptr(GError) local = NULL;
+		if (!ops->probe(&agent->paths, &local)) {
+			g_debug("backend %s unavailable: %s", ops->name, local->message);
+			g_string_append_printf(why, "; %s: %s", ops->name, local->message);
+			continue;
+		}
+		g_ptr_array_add(agent->backends, (gpointer)ops->name);
+		/* "auto" takes the first usable one of damon, memcg: the module
+		 * baseline is only ever chosen by name. */
+		bool automatic = !strcmp(wanted, "auto") && ops != &vr_backend_damon_reclaim_module;
+		if (!agent->ops && (automatic || !strcmp(wanted, ops->name)))
+			agent->ops = ops;
+	}
+	if (agent->ops)
+		return TRUE;
+	bool known = !strcmp(wanted, "auto");
+	for (guint i = 0; i < G_N_ELEMENTS(all_backends); i++)
+		known = known || !strcmp(wanted, all_backends[i]->name);
+	if (!known)
+		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+			    "--backend: unknown backend '%s' (auto, damon, memcg, damon-reclaim-module)",
+			    wanted);
+	else
+		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_UNSUPPORTED,
+			    "no usable reclaim backend (%s)%s", wanted, why->str);
+	return FALSE;
+}
+
+static struct vr_policy *agent_load_policy(const char *file, GError **error)
+{
+	if (!file)
+		return vr_policy_new_profile(NULL, error);
+	g_autofree char *text = NULL;
+	gsize len = 0;
+	if (!g_file_get_contents(file, &text, &len, error))
+		return NULL;
+	struct vr_policy *p = vr_policy_parse(text, (gssize)len, error);
+	if (!p)
+		g_prefix_error(error, "%s: ", file);
+	return p;
+}
+
+static void agent_probe_fpr(struct vr_agent *agent)
+{
+	vr_free_page_reporting_probe(&agent->paths, &agent->fpr);
+	if (agent->fpr.active) {
+		g_message("free page reporting is active (order %d)", agent->fpr.order);
+		return;
+	}
+	/* Loud, and once: without reporting, memory freed in the guest stays
+	 * with the guest, and in-guest reclaim saves the host nothing. */
+	g_warning("FREE PAGE REPORTING IS NOT ACTIVE (%s): memory this agent reclaims stays in "
+		  "the guest and the host gets nothing back; give the guest a virtio balloon "
+		  "with free-page-reporting=on",
+		  agent->fpr.reason);
+}
+
+static gboolean agent_on_signal(gpointer data)
+{
+	g_message("stopping on a signal");
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
+int main(int argc, char **argv)
+{
+	g_autofree char *port = NULL;
+	g_autofree char *socket_path = NULL;
+	gint vsock_port = -1;
+	g_autofree char *backend = NULL;
+	g_autofree char *policy_file = NULL;
+	gint report_ms = VR_AGENT_DEFAULT_REPORT_MS;
+	g_autofree char *sysfs = NULL;
+	g_autofree char *procfs = NULL;
+	g_autofree char *cgroup = NULL;
+	g_autofree char *dev = NULL;
+	gboolean start_paused = FALSE;
+	gboolean verbose = FALSE;
+	gboolean version = FALSE;
+	const GOptionEntry entries[] = {
+		{ "port", 'p', 0, G_OPTION_ARG_STRING, &port,
+		  "virtio-serial port name (default " VR_AGENT_DEFAULT_PORT ")", "NAME" },
+		{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &socket_path,
+		  "listen on a unix socket instead of a virtio-serial port", "PATH" },
+		{ "vsock", 0, 0, G_OPTION_ARG_INT, &vsock_port,
+		  "listen on a vsock port instead of a virtio-serial port", "PORT" },
+		{ "backend", 'b', 0, G_OPTION_ARG_STRING, &backend,
+		  "auto (default), damon, memcg or damon-reclaim-module", "NAME" },
+		{ "policy", 0, 0, G_OPTION_ARG_FILENAME, &policy_file,
+		  "the policy to start with (JSON, docs/policy.md; default: the built-in profile)",
+		  "FILE" },
+		{ "report-interval", 0, 0, G_OPTION_ARG_INT, &report_ms,
+		  "ms between unsolicited reports, 0 for none (default 10000)", "MS" },
+		{ "paused", 0, 0, G_OPTION_ARG_NONE, &start_paused,
+		  "start paused: reclaim only after a resume request", NULL },
+		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs, NULL, NULL },
+		{ "procfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &procfs, NULL, NULL },
+		{ "cgroup-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &cgroup, NULL, NULL },
+		{ "dev-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &dev, NULL, NULL },
+		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "debug messages", NULL },
+		{ "version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version", NULL },
+		{ NULL }
+	};
+	setlocale(LC_ALL, "");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GOptionContext) octx = g_option_context_new(NULL);
+	g_option_context_set_summary(octx,
+				     "Reclaims cold guest memory so that free page reporting "
+				     "returns it to the host.");
+	g_option_context_add_main_entries(octx, entries, NULL);
+	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
+		g_printerr("vreclaim-agent: %s\n", error->message);
+		return 2;
+	}
+	if (version) {
+		g_print("vreclaim-agent %s (protocol %d)\n", VR_AGENT_VERSION, VR_PROTO_VERSION);
+		return 0;
+	}
+	if (argc > 1) {
+		g_printerr("vreclaim-agent: unexpected argument '%s'\n", argv[1]);
+		return 2;
+	}
+	if ((port != NULL) + (socket_path != NULL) + (vsock_port >= 0) > 1) {
+		g_printerr("vreclaim-agent: give at most one of --port, --socket, --vsock\n");
+		return 2;
+	}
+	if (report_ms != 0 && (report_ms < 100 || report_ms > 3600000)) {
+		g_printerr("vreclaim-agent: --report-interval: expected 0 or 100..3600000 ms, got %d\n",
+			   report_ms);
+		return 2;
+	}
+	if (verbose)
+		g_log_set_debug_enabled(TRUE);
+	/* A host that closes its end while a reply is being written is an
+	 * error of that write (EPIPE), not the end of the agent. */
+	signal(SIGPIPE, SIG_IGN);
+
+	struct vr_agent agent = {
+		.paths = {
+			.sysfs = sysfs ? sysfs : "/sys",
+			.procfs = procfs ? procfs : "/proc",
+			.cgroup = cgroup ? cgroup : "/sys/fs/cgroup",
+		},
+		.paused = start_paused,
+		.started_us = vr_agent_now_us(),
+	};
+	agent.kernel_release = vr_kernel_release(&agent.paths);
+	agent.policy = agent_load_policy(policy_file, &error);
+	if (!agent.policy) {
+		g_printerr("vreclaim-agent: %s\n", error->message);
+		return 2;
+	}
+	if (!agent_pick_backend(&agent, backend ? backend : "auto", &error)) {
+		g_printerr("vreclaim-agent: %s\n", error->message);
+		return 1;
+	}
+	agent.backend = agent.ops->open(&agent.paths, &error);
+	if (!agent.backend) {
+		g_printerr("vreclaim-agent: backend %s: %s\n", agent.ops->name, error->message);
+		return 1;
+	}
+	g_message("kernel %s, backend %s", agent.kernel_release, agent.ops->name);
+	agent_probe_fpr(&agent);
+	if (!agent.paused && agent.ops->apply_policy(agent.backend, agent.policy, &error)) {
+		agent.applied = agent.started = true;
+	} else if (!agent.paused) {
+		/* The guest may still be serviceable once the host sends a
+		 * policy that fits: keep running, paused. */
+		g_warning("starting with the %s policy failed, waiting for the host: %s",
+			  policy_file ? policy_file : "default", error->message);
+		g_clear_error(&error);
+		agent.paused = true;
+	}
+
+	g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
+	agent.reader = vr_proto_reader_new();
+	const struct vr_channel_address addr = {
+		.kind = socket_path	  ? VR_CHANNEL_UNIX
+			: vsock_port >= 0 ? VR_CHANNEL_VSOCK
+					  : VR_CHANNEL_VIRTIO_PORT,
+		.name = socket_path ? socket_path : port ? port : VR_AGENT_DEFAULT_PORT,
+		.vsock_port = vsock_port >= 0 ? (guint)vsock_port : 0,
+		.sysfs = agent.paths.sysfs,
+		.dev = dev ? dev : "/dev",
+	};
+	const struct vr_channel_callbacks cb = {
+		.data = agent_on_data,
+		.connected = agent_on_connected,
+	};
+	agent.channel = vr_channel_new(&addr, &cb, &agent, &error);
+	int status = 0;
+	if (!agent.channel) {
+		g_printerr("vreclaim-agent: %s\n", error->message);
+		status = 1;
+	} else {
+		g_message("serving the host on %s", vr_channel_describe(agent.channel));
+		vr_agent_set_report_interval(&agent, (uint64_t)report_ms);
+		agent.tick_timer = g_idle_add(agent_on_tick, &agent);
+		g_unix_signal_add(SIGTERM, agent_on_signal, loop);
+		g_unix_signal_add(SIGINT, agent_on_signal, loop);
+		g_main_loop_run(loop);
+	}
+
+	/* Stop what the backend started in the kernel: a guest without its
+	 * agent must not keep a scheme nobody watches. */
+	if (agent.tick_timer)
+		g_source_remove(agent.tick_timer);
+	vr_agent_set_report_interval(&agent, 0);
+	vr_channel_free(agent.channel);
+	agent.ops->close(agent.backend);
+	vr_proto_reader_free(agent.reader);
+	vr_policy_free(agent.policy);
+	g_ptr_array_unref(agent.backends);
+	g_free(agent.kernel_release);
+	return status;
+}

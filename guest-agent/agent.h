@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The state of a running vreclaim-agent, shared by main (agent.c), the
+ * request server (server.c) and the periodic work (agent.c).
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "channel.h"
+#include "compact.h"
+#include "free-page-reporting.h"
+#include "policy.h"
+#include "protocol.h"
+
+/**
+ * struct vr_agent - one agent.
+ * @paths:		kernel file roots (borrowed strings).
+ * @ops, @backend:	the reclaim backend in use and its state (owned).
+ * @backends:		names of the backends that probed usable (owned).
+ * @policy:		the last policy given (owned; the built-in default
+ *			profile until the host sends one).
+ * @paused:		reclaim paused by the host.
+ * @applied:		the backend runs @policy (FALSE until the first
+ *			successful apply, and after a set-policy while paused:
+ *			resume applies it).
+ * @started:		the backend was started at least once.
+ * @started_us:		monotonic start time.
+ * @report_interval_ms:	periodic reports (0: none).
+ * @report_seq:		sequence number of the next report.
+ * @fpr:		free page reporting, as probed at start.
+ * @compact:		compaction state (compact.h).
+ * @nr_compactions:	compactions done.
+ * @channel, @reader:	the host channel and its line framing (owned).
+ * @kernel_release:	uname release (owned).
+ */
+struct vr_agent {
+	struct vr_agent_paths paths;
+	const struct vr_backend_ops *ops;
+	gpointer backend;
+	GPtrArray *backends;
+	struct vr_policy *policy;
+	bool paused;
+	bool applied;
+	bool started;
+	uint64_t started_us;
+	uint64_t report_interval_ms;
+	guint report_timer;
+	uint64_t report_seq;
+	guint tick_timer;
+	struct vr_free_page_reporting fpr;
+	struct vr_compact_state compact;
+	uint64_t nr_compactions;
+	struct vr_channel *channel;
+	struct vr_proto_reader *reader;
+	char *kernel_release;
+};
+
+/**
+ * vr_agent_handle_line() - serve one request line from the host: decode it,
+ * act, and return the reply line (owned, newline-terminated). Malformed,
+ * unknown or failing requests get an error reply; nothing is ever fatal.
+ */
+char *vr_agent_handle_line(struct vr_agent *agent, const char *line, gsize len);
+
+/**
+ * vr_agent_read_stats() - the STATS object of get-stats and reports.
+ */
+void vr_agent_read_stats(struct vr_agent *agent, struct vr_agent_stats *out);
+
+/**
+ * vr_agent_set_report_interval() - (re)arm the periodic reports.
+ */
+void vr_agent_set_report_interval(struct vr_agent *agent, uint64_t interval_ms);
+
+/** vr_agent_now_us() - the monotonic clock, us. */
+uint64_t vr_agent_now_us(void);

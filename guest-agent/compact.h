@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Compaction after reclaim. Free page reporting hands the host only free
+ * blocks of the reporting order (2 MiB with the 6.12 guest kernel): 4 KiB
+ * pages freed by reclaim here and there stay in the guest until compaction
+ * moves the live pages around them and the free ones form whole blocks.
+ * Writing "1" to /proc/sys/vm/compact_memory compacts every zone once.
+ *
+ * The decision is pure (vr_compact_should()); the act is vr_compact_memory();
+ * the caller notes each attempt with vr_compact_done():
+ *
+ *   if (vr_compact_should(&state, now_us, stats.sz_applied)) {
+ *           vr_compact_memory(paths, &error);
+ *           vr_compact_done(&state, now_us, stats.sz_applied);
+ *   }
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+/*
+ * Bytes reclaimed since the last compaction before another one is worth it:
+ * 16 MiB, eight blocks of the 2 MiB reporting order. A compaction scans all
+ * of the guest's memory, so its cost grows with the guest, not with what was
+ * freed; below a few reporting blocks the host gets back less than the
+ * guest spends.
+ */
+#define VR_COMPACT_MIN_BYTES (16ULL << 20)
+
+/*
+ * Least time between two compactions, us: 5 s. Free page reporting waits
+ * 2 s after free blocks pile up before it reports them; compacting more
+ * often than the host can be told about the result only burns guest CPU.
+ */
+#define VR_COMPACT_MIN_INTERVAL_US (5ULL * G_USEC_PER_SEC)
+
+/**
+ * struct vr_compact_state - what the decision remembers (zero-initialised:
+ * never compacted).
+ * @tried:		a compaction was attempted at least once.
+ * @last_us:		when the last one was attempted (monotonic us).
+ * @sz_applied_at_last:	the backend's cumulative reclaimed bytes
+ *			(struct vr_backend_stats.sz_applied) at that time.
+ */
+struct vr_compact_state {
+	bool tried;
+	uint64_t last_us;
+	uint64_t sz_applied_at_last;
+};
+
+/**
+ * vr_compact_should() - compact now? TRUE when at least
+ * VR_COMPACT_MIN_BYTES were reclaimed since the last attempt (@sz_applied,
+ * the backend's cumulative reclaimed bytes, minus what it was then; a
+ * counter that went back, e.g. a reopened backend, counts from 0) and, after
+ * a first attempt, at least VR_COMPACT_MIN_INTERVAL_US passed since it.
+ * Pure.
+ */
+bool vr_compact_should(const struct vr_compact_state *state, uint64_t now_us, uint64_t sz_applied);
+
+/**
+ * vr_compact_done() - note an attempt at @now_us with the backend's
+ * cumulative reclaimed bytes @sz_applied, whether it succeeded or not (a
+ * failing compaction is not retried at every tick).
+ */
+void vr_compact_done(struct vr_compact_state *state, uint64_t now_us, uint64_t sz_applied);
+
+/**
+ * vr_compact_memory() - compact all zones: write "1" to
+ * @paths->procfs/sys/vm/compact_memory. Blocks while the kernel compacts.
+ * Errors name the file (a kernel without CONFIG_COMPACTION has none).
+ */
+gboolean vr_compact_memory(const struct vr_agent_paths *paths, GError **error);

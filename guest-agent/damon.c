@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The `damon` backend: the in-guest scheme runs in the guest kernel's own
+ * DAMON, configured through sysfs (damon-sysfs.h). One kdamond (kdamonds/0),
+ * one paddr context over every System RAM range of /proc/iomem, one `stat`
+ * scheme for the access picture followed by the policy's schemes.
+ *
+ * Lifecycle: the first apply_policy() starts the kdamond; later ones commit
+ * the new configuration online (stats are kept by the kernel). pause() turns
+ * it off, resume() starts it again with the last configuration. Scheme stats
+ * and the kdamond's CPU time restart with every start, so the backend adds
+ * what a run counted to a base before it stops it: read_stats() stays
+ * cumulative since open().
+ *
+ * reclaim() is a bounded boost, not a second mechanism: the first pageout
+ * scheme's size quota is raised by the bytes asked for (committed online),
+ * its sz_applied is polled until it grew by that much or the deadline
+ * passed, and the quota is restored. It reclaims only what the scheme's
+ * pattern selects (cold memory) and only while its watermarks keep it
+ * active; a time quota still applies; an unlimited size quota stays
+ * unlimited. The answer is what the kernel counted as applied meanwhile.
+ */
+#include <string.h>
+
+#include "backend.h"
+#include "damon-sysfs.h"
+#include "iomem.h"
+
+/* Ticks only check that nobody stopped the kdamond behind our back. */
+#define DAMON_TICK_US (10 * G_USEC_PER_SEC)
+
+/* How often reclaim() reads the pageout scheme's stats: one default
+ * aggregation interval, the kernel's own pace for applying schemes. */
+#define RECLAIM_POLL_US (100 * G_TIME_SPAN_MILLISECOND)
+
+/**
+ * struct damon_backend - the damon backend's state.
+ * @sysfs, @procfs, @cgroup: owned copies of the paths given to open().
+ * @paths:	views of them.
+ * @caps:	what this kernel's DAMON sysfs offers, read at open().
+ * @config:	the last configuration applied (running, or to resume with);
+ *		NULL before the first apply_policy().
+ * @running:	kdamond 0 runs because this backend started it.
+ * @paused:	pause() was called and resume() not yet.
+ * @touched:	this backend wrote nr_kdamonds: close() releases the folders.
+ * @base:	stats and CPU time of the runs that ended (see above).
+ */
+struct damon_backend {
+	char *sysfs;
+	char *procfs;
+	char *cgroup;
+	struct vr_agent_paths paths;
+	struct vr_damon_caps caps;
+	struct vr_damon_config *config;
+	gboolean running;
+	gboolean paused;
+	gboolean touched;
+	struct vr_backend_stats base;
+};
+
+static gboolean damon_probe(const struct vr_agent_paths *paths, GError **error)
+{
+	return vr_damon_sysfs_probe(paths, error) && vr_damon_sysfs_check_free(paths, FALSE, error);
+}
+
+static gpointer damon_open(const struct vr_agent_paths *paths, GError **error)
+{
+	struct damon_backend *b;
+
+	if (!vr_damon_sysfs_probe(paths, error))
+		return NULL;
+	b = g_new0(struct damon_backend, 1);
+	b->sysfs = g_strdup(paths->sysfs);
+	b->procfs = g_strdup(paths->procfs);
+	b->cgroup = g_strdup(paths->cgroup);
+	b->paths = (struct vr_agent_paths){ b->sysfs, b->procfs, b->cgroup };
+	vr_damon_sysfs_detect_caps(&b->paths, &b->caps);
+	g_debug("damon: goals %s, goal metrics %s, filters %s", b->caps.has_goals ? "yes" : "no",
+		b->caps.has_goal_metric ? "yes" : "no", b->caps.has_filters ? "yes" : "no");
+	return b;
+}
+
+static void replace_config(struct damon_backend *b, struct vr_damon_config *cfg)
+{
+	vr_damon_config_free(b->config);
+	b->config = cfg;
+}
+
+/* Check nobody else holds DAMON, then start kdamond 0 with @cfg. */
+static gboolean start_kdamond(struct damon_backend *b, const struct vr_damon_config *cfg,
+			      GError **error)
+{
+	if (!vr_damon_sysfs_check_free(&b->paths, FALSE, error))
+		return FALSE;
+	if (!vr_damon_sysfs_start(&b->paths, cfg, &b->caps, error))
+		return FALSE;
+	b->touched = TRUE;
+	b->running = TRUE;
+	return TRUE;
+}
+
+static gboolean damon_apply_policy(gpointer backend, const struct vr_policy *policy, GError **error)
+{
+	struct damon_backend *b = backend;
+	g_autoptr(GArray) ram = NULL;
+	g_autoptr(vr_damon_config) cfg = NULL;
+
+	/* Everything is built and checked before the first write. */
+	ram = vr_iomem_read_system_ram(b->paths.procfs, error);
+	if (!ram) {
+		g_prefix_error(error, "cannot find the guest's RAM: ");
+		return FALSE;
+	}
+	cfg = vr_damon_config_from_policy(policy, (const struct vr_range *)ram->data, ram->len,
+					  &b->caps, error);
+	if (!cfg) {
+		g_prefix_error(error, "the policy cannot run on DAMON: ");
+		return FALSE;
+	}
+	if (b->paused) {
+		/* resume() starts with it */
+		replace_config(b, g_steal_pointer(&cfg));
+		return TRUE;
+	}
+	if (b->running) {
+		if (!vr_damon_sysfs_commit(&b->paths, cfg, &b->caps, error))
+			return FALSE;
+	} else if (!start_kdamond(b, cfg, error)) {
+		return FALSE;
+	}
+	replace_config(b, g_steal_pointer(&cfg));
+	return TRUE;
+}
+
+/* Is scheme @i of @cfg one of the policy's pageout schemes? */
+static gboolean is_pageout(const struct vr_damon_config *cfg, guint i)
+{
+	const struct vr_damon_scheme *s = vr_damon_config_scheme(cfg, i);
+
+	return s->policy_index >= 0 && strcmp(s->action, vr_action_name(VR_ACTION_PAGEOUT)) == 0;
+}
+
+/* What the running kdamond counted: pageout schemes summed, its CPU time. */
+static gboolean read_current(struct damon_backend *b, struct vr_backend_stats *out, GError **error)
+{
+	guint nr = b->config->schemes->len;
+	g_autofree struct vr_scheme_stats *stats = g_new0(struct vr_scheme_stats, nr);
+	int64_t pid = -1;
+
+	*out = (struct vr_backend_stats){ 0 };
+	if (!vr_damon_sysfs_read_stats(&b->paths, stats, nr, error))
+		return FALSE;
+	for (guint i = 0; i < nr; i++) {
+		if (!is_pageout(b->config, i))
+			continue;
+		out->nr_tried += stats[i].nr_tried;
+		out->sz_tried += stats[i].sz_tried;
+		out->nr_applied += stats[i].nr_applied;
+		out->sz_applied += stats[i].sz_applied;
+		out->qt_exceeds += stats[i].qt_exceeds;
+	}
+	if (!vr_damon_sysfs_kdamond_pid(&b->paths, &pid, error) ||
+	    !vr_proc_pid_cpu_us(b->paths.procfs, pid, &out->reclaimer_cpu_us, error)) {
+		g_prefix_error(error, "kdamond CPU time: ");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static void stats_add(struct vr_backend_stats *to, const struct vr_backend_stats *s)
+{
+	to->nr_tried += s->nr_tried;
+	to->sz_tried += s->sz_tried;
+	to->nr_applied += s->nr_applied;
+	to->sz_applied += s->sz_applied;
+	to->qt_exceeds += s->qt_exceeds;
+	to->reclaimer_cpu_us += s->reclaimer_cpu_us;
+}
+
+/* Stop the kdamond we run, keeping what it counted in the base. */
+static gboolean stop_kdamond(struct damon_backend *b, GError **error)
+{
+	struct vr_backend_stats last;
+	g_autoptr(GError) local = NULL;
+
+	if (!b->running)
+		return TRUE;
+	if (read_current(b, &last, &local))
+		stats_add(&b->base, &last);
+	else
+		g_warning("damon: the stats of the run being stopped are lost: %s", local->message);
+	if (!vr_damon_sysfs_stop(&b->paths, error))
+		return FALSE;
+	b->running = FALSE;
+	return TRUE;
+}
+
+static gboolean damon_pause(gpointer backend, GError **error)
+{
+	struct damon_backend *b = backend;
+
+	if (b->paused)
+		return TRUE;
+	if (!stop_kdamond(b, error))
+		return FALSE;
+	b->paused = TRUE;
+	return TRUE;
+}
+
+static gboolean damon_resume(gpointer backend, GError **error)
+{
+	struct damon_backend *b = backend;
+
+	if (!b->paused)
+		return TRUE;
+	if (b->config && !b->running && !start_kdamond(b, b->config, error)) {
+		g_prefix_error(error, "cannot resume: ");
+		return FALSE;
+	}
+	b->paused = FALSE;
+	return TRUE;
+}
+
+static gboolean read_sz_applied(struct damon_backend *b, guint scheme, uint64_t *sz, GError **error)
+{
+	g_autofree struct vr_scheme_stats *stats = g_new0(struct vr_scheme_stats, scheme + 1);
+
+	if (!vr_damon_sysfs_read_stats(&b->paths, stats, scheme + 1, error))
+		return FALSE;
+	*sz = stats[scheme].sz_applied;
+	return TRUE;
+}
+
+static gboolean damon_reclaim(gpointer backend, uint64_t bytes, uint64_t deadline_ms,
+			      uint64_t *reclaimed, GError **error)
+{
+	struct damon_backend *b = backend;
+	const gint64 deadline = g_get_monotonic_time() +
+				(gint64)MIN(deadline_ms, G_MAXINT32) * G_TIME_SPAN_MILLISECOND;
+	g_autoptr(vr_damon_config) boosted = NULL;
+	g_autoptr(GError) poll_error = NULL;
+	uint64_t first = 0, now_applied = 0;
+	struct vr_damon_scheme *s;
+	guint idx = 0;
+
+	*reclaimed = 0;
+	if (!b->running || !b->config) {
+		g_set_error_literal(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+				    b->paused ? "DAMON is paused: no extra reclaim" :
+						"DAMON is not running (no policy applied yet)");
+		return FALSE;
+	}
+	while (idx < b->config->schemes->len && !is_pageout(b->config, idx))
+		idx++;
+	if (idx == b->config->schemes->len) {
+		g_set_error_literal(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+				    "the policy has no pageout scheme to reclaim with");
+		return FALSE;
+	}
+	if (!read_sz_applied(b, idx, &first, error))
+		return FALSE;
+	s = vr_damon_config_scheme(b->config, idx);
+	if (bytes && s->quota_bytes) {
+		boosted = vr_damon_config_copy(b->config);
+		s = vr_damon_config_scheme(boosted, idx);
+		s->quota_bytes = s->quota_bytes > G_MAXUINT64 - bytes ? G_MAXUINT64 :
+									s->quota_bytes + bytes;
+		if (!vr_damon_sysfs_commit(&b->paths, boosted, &b->caps, error)) {
+			g_prefix_error(error, "cannot raise the quota for the extra reclaim: ");
+			return FALSE;
+		}
+	}
+	for (;;) {
+		gint64 now;
+
+		if (!read_sz_applied(b, idx, &now_applied, &poll_error))
+			break;
+		*reclaimed = now_applied > first ? now_applied - first : 0;
+		now = g_get_monotonic_time();
+		if (*reclaimed >= bytes || now >= deadline)
+			break;
+		g_usleep((gulong)MIN(RECLAIM_POLL_US, deadline - now));
+	}
+	if (boosted && !vr_damon_sysfs_commit(&b->paths, b->config, &b->caps, error)) {
+		g_prefix_error(error, "cannot restore the quota after the extra reclaim: ");
+		return FALSE;
+	}
+	if (poll_error) {
+		g_propagate_prefixed_error(error, g_steal_pointer(&poll_error), "extra reclaim: ");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static uint64_t damon_tick(gpointer backend, uint64_t now_us)
+{
+	struct damon_backend *b = backend;
+	g_autoptr(GError) local = NULL;
+	gboolean off = FALSE;
+
+	(void)now_us;
+	if (!b->running)
+		return DAMON_TICK_US;
+	if (!vr_damon_sysfs_is_off(&b->paths, &off, &local)) {
+		g_debug("damon: %s", local->message);
+	} else if (off) {
+		/* Its stats went with it; the next apply_policy() starts anew. */
+		g_warning("damon: kdamond 0 was stopped by someone else; reclaim is off until "
+			  "the next policy");
+		b->running = FALSE;
+	}
+	return DAMON_TICK_US;
+}
+
+static gboolean damon_read_stats(gpointer backend, struct vr_backend_stats *out, GError **error)
+{
+	struct damon_backend *b = backend;
+	struct vr_backend_stats cur;
+
+	*out = b->base;
+	if (!b->running)
+		return TRUE;
+	if (!read_current(b, &cur, error))
+		return FALSE;
+	stats_add(out, &cur);
+	return TRUE;
+}
+
+static gboolean damon_read_regions(gpointer backend, guint max, GArray *out, GError **error)
+{
+	struct damon_backend *b = backend;
+
+	if (!b->running)
+		return TRUE;
+	return vr_damon_sysfs_read_tried_regions(&b->paths, VR_DAMON_STAT_SCHEME, max, out, error);
+}
+
+static void damon_close(gpointer backend)
+{
+	struct damon_backend *b = backend;
+	g_autoptr(GError) local = NULL;
+
+	if (!b)
+		return;
+	if (b->running && !vr_damon_sysfs_stop(&b->paths, &local)) {
+		g_warning("damon: %s", local->message);
+		g_clear_error(&local);
+	}
+	if (b->touched && !vr_damon_sysfs_release(&b->paths, &local))
+		g_warning("damon: cannot release the kdamond folders: %s", local->message);
+	vr_damon_config_free(b->config);
+	g_free(b->sysfs);
+	g_free(b->procfs);
+	g_free(b->cgroup);
+	g_free(b);
+}
+
+const struct vr_backend_ops vr_backend_damon = {
+	.name = "damon",
+	.probe = damon_probe,
+	.open = damon_open,
+	.apply_policy = damon_apply_policy,
+	.pause = damon_pause,
+	.resume = damon_resume,
+	.reclaim = damon_reclaim,
+	.tick = damon_tick,
+	.read_stats = damon_read_stats,
+	.read_regions = damon_read_regions,
+	.close = damon_close,
+};

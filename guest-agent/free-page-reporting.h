@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Is free page reporting active in this guest? Memory the agent reclaims
+ * only reaches the host when the guest's virtio balloon driver reports free
+ * blocks to QEMU (-device virtio-balloon-pci,free-page-reporting=on, libvirt
+ * <memballoon model='virtio' freePageReporting='on'/>). It is active when a
+ * virtio device in sysfs bus/virtio/devices/
+ *   - has device id 0x0005 (`device`, a virtio balloon),
+ *   - is bound to the virtio_balloon driver (the `driver` symlink), and
+ *   - negotiated VIRTIO_BALLOON_F_REPORTING: `features` is a string of '0'
+ *     and '1' with character i for feature bit i, and bit 5 is '1'.
+ * The kernel's reporting order (page_reporting's `page_reporting_order`
+ * module parameter) tells the size of the blocks it reports.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+
+#include "backend.h"
+
+/* VIRTIO_ID_BALLOON, the balloon's virtio device id. */
+#define VR_VIRTIO_ID_BALLOON 5
+/* VIRTIO_BALLOON_F_REPORTING, the free page reporting feature bit. */
+#define VR_VIRTIO_BALLOON_F_REPORTING 5
+/* Orders above this are not real block sizes (the kernel's MAX_PAGE_ORDER
+ * is at most 15); page_reporting_order reads 4294967295 (-1 as unsigned)
+ * until a reporting device registered. */
+#define VR_FPR_MAX_ORDER 20
+
+/* Room for the reasons of a few devices, bytes with the NUL. */
+#define VR_FPR_REASON_LEN 512
+/* A virtio device's name in sysfs, "virtio<N>", bytes with the NUL. */
+#define VR_FPR_DEVICE_LEN 32
+
+/**
+ * struct vr_free_page_reporting - what the probe found; plain data, nothing
+ * to free.
+ * @active:	a virtio balloon bound to virtio_balloon negotiated free page
+ *		reporting.
+ * @order:	the page order reported blocks have (9 = 2 MiB with 4 KiB
+ *		pages), from page_reporting_order; -1 when unknown (no such
+ *		parameter, unreadable, or not set yet).
+ * @device:	the balloon that reports (e.g. "virtio3"); "" when none.
+ * @reason:	why reporting is not active, one sentence per balloon device
+ *		or about their absence, joined with "; " (cut at
+ *		VR_FPR_REASON_LEN - 1 bytes); "" when active.
+ */
+struct vr_free_page_reporting {
+	bool active;
+	int order;
+	char device[VR_FPR_DEVICE_LEN];
+	char reason[VR_FPR_REASON_LEN];
+};
+
+/**
+ * vr_free_page_reporting_probe() - look at @paths->sysfs for a reporting
+ * balloon and the reporting order; fill @out. Never fails: anything missing
+ * or unreadable is a reason in @out. Return: @out->active.
+ */
+bool vr_free_page_reporting_probe(const struct vr_agent_paths *paths,
+				  struct vr_free_page_reporting *out);
+
+/**
+ * vr_kernel_release() - the running kernel's release (`uname -r`), the
+ * first line of @paths->procfs/sys/kernel/osrelease without surrounding
+ * whitespace; "unknown" when it cannot be read or is empty. Return: owned
+ * string (g_free).
+ */
+char *vr_kernel_release(const struct vr_agent_paths *paths);

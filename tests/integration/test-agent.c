@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * vreclaim-agent as a process, over its unix socket, on a fake guest: the
+ * memcg backend on a fake cgroup and procfs tree (no DAMON in the tree, so
+ * "auto" picks memcg, as in a guest kernel without DAMON). What the host
+ * sees: hello, stats, policies, pause/resume, reclaim, reports; malformed
+ * and hostile lines get error replies and the agent keeps serving; a host
+ * that goes away and comes back is served again; SIGTERM ends it cleanly.
+ *
+ * The agent binary comes from the VR_AGENT environment variable (meson).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <glib.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../unit/test-fake-tree.h"
+#include "agent-client.h"
+#include "protocol.h"
+
+static char *root;   /* the fake guest: sys/, proc/, cgroup/ */
+static char *socket_path;
+static GPid agent_pid;
+
+static void fake_guest(void)
+{
+	root = tree_new();
+	tree_put(root, "proc/meminfo",
+		 "MemTotal:        1000000 kB\nMemFree:          600000 kB\n"
+		 "MemAvailable:     700000 kB\nSwapTotal:        524288 kB\n"
+		 "SwapFree:         524288 kB\n");
+	tree_put(root, "proc/pressure/memory",
+		 "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+		 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	tree_put(root, "proc/sys/kernel/osrelease", "6.12.0-fake\n");
+	tree_put(root, "proc/sys/vm/compact_memory", "");
+	tree_put(root, "cgroup/memory.reclaim", "");
+	tree_mkdir(root, "sys/bus/virtio/devices");
+	socket_path = g_build_filename(root, "agent.sock", NULL);
+}
+
+/* The agent dies with the test worker, even one that crashed before its
+ * teardown could stop it. */
+static void die_with_parent(gpointer data)
+{
+	(void)data;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/* Start the agent with @extra arguments and wait for its socket. */
+static void start_agent(const char *const *extra)
+{
+	const char *agent = g_getenv("VR_AGENT");
+	cr_assert_not_null(agent, "VR_AGENT must name the vreclaim-agent binary");
+	g_autofree char *sysfs = g_build_filename(root, "sys", NULL);
+	g_autofree char *procfs = g_build_filename(root, "proc", NULL);
+	g_autofree char *cgroup = g_build_filename(root, "cgroup", NULL);
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_ptr_array_add(argv, (char *)agent);
+	g_ptr_array_add(argv, (char *)"--socket");
+	g_ptr_array_add(argv, socket_path);
+	g_ptr_array_add(argv, (char *)"--sysfs-root");
+	g_ptr_array_add(argv, sysfs);
+	g_ptr_array_add(argv, (char *)"--procfs-root");
+	g_ptr_array_add(argv, procfs);
+	g_ptr_array_add(argv, (char *)"--cgroup-root");
+	g_ptr_array_add(argv, cgroup);
+	for (; extra && *extra; extra++)
+		g_ptr_array_add(argv, (char *)*extra);
+	g_ptr_array_add(argv, NULL);
+	g_autoptr(GError) error = NULL;
+	cr_assert(g_spawn_async(NULL, (char **)argv->pdata, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+				die_with_parent, NULL, &agent_pid, &error),
+		  "cannot start the agent: %s", error ? error->message : "?");
+	for (int i = 0; i < 500 && !g_file_test(socket_path, G_FILE_TEST_EXISTS); i++)
+		g_usleep(10000);
+	cr_assert(g_file_test(socket_path, G_FILE_TEST_EXISTS), "the agent never listened");
+}
+
+/* Stop the agent by its pid; return its exit status. */
+static int stop_agent(void)
+{
+	int status = -1;
+	if (agent_pid > 0) {
+		kill(agent_pid, SIGTERM);
+		waitpid(agent_pid, &status, 0);
+		g_spawn_close_pid(agent_pid);
+		agent_pid = 0;
+	}
+	return status;
+}
+
+static void setup(void)
+{
+	fake_guest();
+	start_agent(NULL);
+}
+
+static void teardown(void)
+{
+	stop_agent();
+	tree_rm(root);
+	g_free(root);
+	g_free(socket_path);
+}
+
+TestSuite(agent, .init = setup, .fini = teardown);
+
+static struct vr_agent_client *connect_agent(void)
+{
+	g_autoptr(GError) error = NULL;
+	struct vr_agent_client *c = vr_agent_client_connect(socket_path, &error);
+	cr_assert_not_null(c, "connect: %s", error ? error->message : "?");
+	return c;
+}
+
+/* One call that must succeed with a reply (not an error reply). */
+static void call_ok(struct vr_agent_client *c, struct vr_proto_request *req,
+		    struct vr_proto_message *reply)
+{
+	g_autoptr(GError) error = NULL;
+	cr_assert(vr_agent_client_call(c, req, 5000, reply, NULL, &error), "%s: %s",
+		  vr_proto_command_name(req->command), error ? error->message : "?");
+	cr_assert_eq(reply->kind, VR_PROTO_MESSAGE_REPLY, "%s got an error reply: %s",
+		     vr_proto_command_name(req->command),
+		     reply->kind == VR_PROTO_MESSAGE_ERROR ? reply->error.desc : "?");
+}
+
+static struct vr_agent_stats get_stats(struct vr_agent_client *c)
+{
+	struct vr_proto_request req = { .command = VR_PROTO_GET_STATS };
+	g_auto(vr_proto_message) reply = { 0 };
+	call_ok(c, &req, &reply);
+	return reply.stats;
+}
+
+/* A raw line in, the raw reply line out (for what the client refuses to send). */
+static char *raw_exchange(int fd, const char *line, gsize len)
+{
+	gsize off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, line + off, len - off);
+		cr_assert_gt(n, 0, "write: %s", g_strerror(errno));
+		off += (gsize)n;
+	}
+	GString *in = g_string_new(NULL);
+	while (!strchr(in->str, '\n')) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		cr_assert_eq(poll(&pfd, 1, 5000), 1, "no reply within 5 s to: %.60s", line);
+		char buf[4096];
+		ssize_t n = read(fd, buf, sizeof(buf));
+		cr_assert_gt(n, 0, "the agent closed the channel");
+		g_string_append_len(in, buf, n);
+	}
+	return g_string_free(in, FALSE);
+}
+
+static int raw_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	g_strlcpy(sa.sun_path, socket_path, sizeof(sa.sun_path));
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect: %s",
+		  g_strerror(errno));
+	return fd;
+}
+
+/* Decode @reply as an error reply and check its class and id. */
+static void expect_error(const char *reply, enum vr_proto_error_class cls, uint32_t id,
+			 const char *desc_part)
+{
+	g_auto(vr_proto_message) m = { 0 };
+	g_autoptr(GError) error = NULL;
+	cr_assert(vr_proto_decode_message(reply, strlen(reply), NULL, NULL, &m, &error),
+		  "the agent's reply does not decode: %s (%s)", error ? error->message : "?",
+		  reply);
+	cr_assert_eq(m.kind, VR_PROTO_MESSAGE_ERROR, "expected an error reply, got: %s", reply);
+	cr_assert_eq(m.error.cls, cls, "expected class %s, got: %s", vr_proto_error_class_name(cls),
+		     reply);
+	cr_assert_eq(m.id, id, "expected id %u, got: %s", id, reply);
+	if (desc_part)
+		cr_assert(strstr(m.error.desc, desc_part), "expected '%s' in: %s", desc_part,
+			  m.error.desc);
+}
+
+Test(agent, hello_names_the_memcg_backend_and_the_missing_reporting)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_proto_request req = { .command = VR_PROTO_HELLO };
+	g_auto(vr_proto_message) reply = { 0 };
+	call_ok(c, &req, &reply);
+	cr_expect_eq(reply.hello.version, VR_PROTO_VERSION);
+	cr_expect_str_eq(reply.hello.kernel, "6.12.0-fake");
+	cr_expect_str_eq(reply.hello.backend, "memcg");
+	cr_expect_eq(reply.hello.nr_backends, 1, "only memcg probes usable in this tree");
+	cr_expect_not(reply.hello.free_page_reporting);
+}
+
+Test(agent, stats_come_from_the_guest_meminfo)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_agent_stats s = get_stats(c);
+	cr_expect_str_eq(s.backend, "memcg");
+	cr_expect_eq(s.mem_total_bytes, 1000000ULL * 1024);
+	cr_expect_eq(s.mem_free_bytes, 600000ULL * 1024);
+	cr_expect_eq(s.swap_total_bytes, 524288ULL * 1024);
+	cr_expect_not(s.paused);
+}
+
+Test(agent, malformed_lines_get_error_replies_and_the_agent_keeps_serving)
+{
+	int fd = raw_connect();
+	static const struct {
+		const char *line;
+		enum vr_proto_error_class cls;
+		uint32_t id;
+		const char *desc_part;
+	} cases[] = {
+		{ "this is not json\n", VR_PROTO_ERROR_SYNTAX, 0, NULL },
+		{ "[1,2]\n", VR_PROTO_ERROR_SYNTAX, 0, NULL },
+		{ "{\"vreclaim\":1,\"id\":7,\"command\":\"hel\n", VR_PROTO_ERROR_SYNTAX, 0, NULL },
+		{ "{\"vreclaim\":2,\"id\":3,\"command\":\"hello\"}\n", VR_PROTO_ERROR_BAD_VERSION, 3,
+		  NULL },
+		{ "{\"id\":4,\"command\":\"hello\"}\n", VR_PROTO_ERROR_BAD_VERSION, 4, NULL },
+		{ "{\"vreclaim\":1,\"id\":5,\"command\":\"format-disk\"}\n",
+		  VR_PROTO_ERROR_UNKNOWN_COMMAND, 5, "format-disk" },
+		{ "{\"vreclaim\":1,\"id\":6,\"command\":\"reclaim\",\"arguments\":{\"bytes\":\"lots\","
+		  "\"deadline_ms\":100}}\n",
+		  VR_PROTO_ERROR_INVALID_ARGUMENT, 6, "arguments.bytes" },
+		{ "{\"vreclaim\":1,\"id\":8,\"command\":\"set-policy\",\"arguments\":{\"policy\":"
+		  "{\"monitoring\":{\"min_nr_regions\":1}}}}\n",
+		  VR_PROTO_ERROR_INVALID_ARGUMENT, 8, "arguments.policy" },
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *reply = raw_exchange(fd, cases[i].line, strlen(cases[i].line));
+		expect_error(reply, cases[i].cls, cases[i].id, cases[i].desc_part);
+	}
+	/* A line longer than the protocol allows, then a good one. */
+	g_autofree char *big = g_malloc(VR_PROTO_MAX_LINE + 100);
+	memset(big, 'x', VR_PROTO_MAX_LINE + 99);
+	big[VR_PROTO_MAX_LINE + 99] = '\n';
+	g_autofree char *too_long = raw_exchange(fd, big, VR_PROTO_MAX_LINE + 100);
+	expect_error(too_long, VR_PROTO_ERROR_TOO_LONG, 0, NULL);
+	const char hello[] = "{\"vreclaim\":1,\"id\":9,\"command\":\"hello\"}\n";
+	g_autofree char *ok = raw_exchange(fd, hello, strlen(hello));
+	cr_expect(strstr(ok, "\"id\":9") && strstr(ok, "\"return\""),
+		  "hello after the garbage was not served: %s", ok);
+	close(fd);
+}
+
+Test(agent, an_invalid_policy_changes_nothing)
+{
+	int fd = raw_connect();
+	const char bad[] = "{\"vreclaim\":1,\"id\":1,\"command\":\"set-policy\",\"arguments\":"
+			   "{\"policy\":{\"schemes\":[{\"name\":\"x\",\"action\":\"explode\"}]}}}\n";
+	g_autofree char *reply = raw_exchange(fd, bad, strlen(bad));
+	expect_error(reply, VR_PROTO_ERROR_INVALID_ARGUMENT, 1, "action");
+	close(fd);
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_agent_stats s = get_stats(c);
+	cr_expect_not(s.paused, "the agent still runs its policy");
+}
+
+Test(agent, a_host_that_goes_away_and_comes_back_is_served)
+{
+	for (int i = 0; i < 3; i++) {
+		g_autoptr(vr_agent_client) c = connect_agent();
+		struct vr_agent_stats s = get_stats(c);
+		cr_expect_str_eq(s.backend, "memcg", "connection %d", i);
+	}
+	/* A half line left by a host that went away does not spoil the next. */
+	int fd = raw_connect();
+	cr_assert_eq(write(fd, "{\"vreclaim\":1,\"id\":1,", 21), 21);
+	close(fd);
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_agent_stats s = get_stats(c);
+	cr_expect_str_eq(s.backend, "memcg");
+}
+
+Test(agent, a_new_connection_replaces_the_old_one)
+{
+	g_autoptr(vr_agent_client) first = connect_agent();
+	(void)get_stats(first);
+	g_autoptr(vr_agent_client) second = connect_agent();
+	(void)get_stats(second);
+	struct vr_proto_request req = { .command = VR_PROTO_GET_STATS };
+	g_auto(vr_proto_message) reply = { 0 };
+	g_autoptr(GError) error = NULL;
+	cr_expect_not(vr_agent_client_call(first, &req, 2000, &reply, NULL, &error),
+		      "the replaced connection still got a reply");
+}
+
+Test(agent, pause_and_resume_show_in_the_stats)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_proto_request pause = { .command = VR_PROTO_PAUSE };
+	g_auto(vr_proto_message) r1 = { 0 };
+	call_ok(c, &pause, &r1);
+	cr_expect(get_stats(c).paused);
+	struct vr_proto_request reclaim = {
+		.command = VR_PROTO_RECLAIM,
+		.reclaim = { .bytes = 1 << 20, .deadline_ms = 1000 },
+	};
+	g_auto(vr_proto_message) r2 = { 0 };
+	g_autoptr(GError) error = NULL;
+	cr_assert(vr_agent_client_call(c, &reclaim, 5000, &r2, NULL, &error));
+	cr_expect_eq(r2.kind, VR_PROTO_MESSAGE_ERROR, "a paused agent must refuse to reclaim");
+	struct vr_proto_request resume = { .command = VR_PROTO_RESUME };
+	g_auto(vr_proto_message) r3 = { 0 };
+	call_ok(c, &resume, &r3);
+	cr_expect_not(get_stats(c).paused);
+}
+
+Test(agent, reclaim_writes_memory_reclaim_and_counts_it)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_agent_stats before = get_stats(c);
+	struct vr_proto_request req = {
+		.command = VR_PROTO_RECLAIM,
+		.reclaim = { .bytes = 4 << 20, .deadline_ms = 2000 },
+	};
+	g_auto(vr_proto_message) reply = { 0 };
+	call_ok(c, &req, &reply);
+	cr_expect_eq(reply.reclaim.reclaimed_bytes, 4 << 20,
+		     "a fake memory.reclaim takes every write: all 4 MiB count");
+	g_autofree char *written = tree_get(root, "cgroup/memory.reclaim");
+	cr_expect(written[0] >= '1' && written[0] <= '9', "memory.reclaim holds '%s'", written);
+	struct vr_agent_stats after = get_stats(c);
+	cr_expect_geq(after.sz_applied - before.sz_applied, 4 << 20);
+}
+
+Test(agent, reports_come_at_the_interval_set_by_the_policy)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_proto_request req = { .command = VR_PROTO_SET_POLICY };
+	g_autoptr(GError) error = NULL;
+	req.set_policy.policy = vr_policy_new_profile(NULL, &error);
+	req.set_policy.has_report_interval = TRUE;
+	req.set_policy.report_interval_ms = 100;
+	g_auto(vr_proto_message) reply = { 0 };
+	call_ok(c, &req, &reply);
+	vr_proto_request_clear(&req);
+	uint64_t last = 0;
+	for (int i = 0; i < 3; i++) {
+		g_auto(vr_proto_message) report = { 0 };
+		cr_assert(vr_agent_client_next_report(c, 3000, &report, NULL, &error),
+			  "report %d: %s", i, error ? error->message : "?");
+		cr_expect_str_eq(report.stats.backend, "memcg");
+		if (i)
+			cr_expect_gt(report.seq, last, "report numbers grow");
+		last = report.seq;
+	}
+}
+
+Test(agent, sigterm_ends_it_cleanly_and_removes_the_socket)
+{
+	cr_expect_eq(stop_agent(), 0, "exit status after SIGTERM");
+	cr_expect_not(g_file_test(socket_path, G_FILE_TEST_EXISTS), "the socket stays behind");
+}
+
+/* Command-line errors: exit 2 (usage) or 1 (nothing usable), one clear line. */
+static void expect_agent_fails(const char *const *args, int want_status, const char *want_msg)
+{
+	const char *agent = g_getenv("VR_AGENT");
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_ptr_array_add(argv, (char *)agent);
+	for (; *args; args++)
+		g_ptr_array_add(argv, (char *)*args);
+	g_ptr_array_add(argv, NULL);
+	g_autofree char *err = NULL;
+	int status = 0;
+	g_autoptr(GError) error = NULL;
+	cr_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+			       NULL, NULL, &err, &status, &error));
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == want_status,
+		  "expected exit %d, got status %d (%s)", want_status, status, err);
+	cr_expect(strstr(err, want_msg), "expected '%s' in: %s", want_msg, err);
+}
+
+Test(agent, bad_arguments_are_named)
+{
+	g_autofree char *sysfs = g_build_filename(root, "sys", NULL);
+	g_autofree char *procfs = g_build_filename(root, "proc", NULL);
+	g_autofree char *cgroup = g_build_filename(root, "cgroup", NULL);
+	g_autofree char *other = g_build_filename(root, "other.sock", NULL);
+	const char *const bad_interval[] = { "--socket", other, "--report-interval", "5", NULL };
+	expect_agent_fails(bad_interval, 2, "--report-interval");
+	const char *const two_channels[] = { "--socket", other, "--vsock", "5", NULL };
+	expect_agent_fails(two_channels, 2, "at most one of");
+	const char *const unknown_backend[] = { "--socket",	 other,	 "--sysfs-root",
+						sysfs,		 "--procfs-root", procfs,
+						"--cgroup-root", cgroup,	 "--backend",
+						"zswap",	 NULL };
+	expect_agent_fails(unknown_backend, 1, "unknown backend 'zswap'");
+	const char *const no_damon[] = { "--socket",	  other,  "--sysfs-root",
+					 sysfs,		  "--procfs-root", procfs,
+					 "--cgroup-root", cgroup, "--backend",
+					 "damon",	  NULL };
+	expect_agent_fails(no_damon, 1, "damon");
+	g_autofree char *policy = g_build_filename(root, "bad-policy.json", NULL);
+	g_file_set_contents(policy, "{\"monitoring\": {\"aggr_interval_us\": 0}}", -1, NULL);
+	const char *const bad_policy[] = { "--socket", other, "--policy", policy, NULL };
+	expect_agent_fails(bad_policy, 2, "aggr_interval_us");
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests of compaction after reclaim (guest-agent/compact.c): the pure
+ * decision on struct literals, the act on a fake procfs in a temporary
+ * folder. Times in us, sizes in bytes.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <glib.h>
+#include <string.h>
+
+#include "compact.h"
+#include "test-fake-tree.h"
+#include "test-messages.h"
+
+#define MIB (1ULL << 20)
+#define S   (1000000ULL)
+
+/* One decision: the state, now, the backend's cumulative sz_applied. */
+struct should_case {
+	char name[56];
+	bool tried;
+	uint64_t last_us;
+	uint64_t sz_applied_at_last;
+	uint64_t now_us;
+	uint64_t sz_applied;
+	bool expect;
+};
+
+static struct should_case should_cases[] = {
+	{ "first, enough reclaimed", false, 0, 0, 1, 16 * MIB, true },
+	{ "first, a byte short", false, 0, 0, 1, 16 * MIB - 1, false },
+	{ "first, nothing reclaimed", false, 0, 0, 100 * S, 0, false },
+	{ "enough, interval passed", true, 10 * S, 100 * MIB, 15 * S, 116 * MIB, true },
+	{ "enough, 1 us too early", true, 10 * S, 100 * MIB, 15 * S - 1, 200 * MIB, false },
+	{ "interval passed, not enough", true, 10 * S, 100 * MIB, 60 * S, 115 * MIB, false },
+	{ "counter went back: counts from 0", true, 0, 500 * MIB, 60 * S, 20 * MIB, true },
+	{ "counter went back, little", true, 0, 500 * MIB, 60 * S, 10 * MIB, false },
+	{ "clock before the last attempt", true, 10 * S, 0, 5 * S, 100 * MIB, false },
+};
+
+ParameterizedTestParameters(compact, should)
+{
+	return cr_make_param_array(struct should_case, should_cases, G_N_ELEMENTS(should_cases));
+}
+
+ParameterizedTest(struct should_case *c, compact, should)
+{
+	struct vr_compact_state s = {
+		.tried = c->tried,
+		.last_us = c->last_us,
+		.sz_applied_at_last = c->sz_applied_at_last,
+	};
+
+	cr_assert_eq(vr_compact_should(&s, c->now_us, c->sz_applied), c->expect, "%s: expected %s",
+		     c->name, c->expect ? "compact" : "wait");
+}
+
+Test(compact, done_remembers_the_attempt)
+{
+	struct vr_compact_state s = { 0 };
+
+	cr_assert(vr_compact_should(&s, 3 * S, 20 * MIB), "20 MiB reclaimed: compact");
+	vr_compact_done(&s, 3 * S, 20 * MIB);
+	cr_assert(s.tried && s.last_us == 3 * S && s.sz_applied_at_last == 20 * MIB,
+		  "the attempt should be remembered");
+	cr_assert_not(vr_compact_should(&s, 9 * S, 30 * MIB), "10 MiB since: wait");
+	cr_assert_not(vr_compact_should(&s, 4 * S, 60 * MIB), "40 MiB but 1 s since: wait");
+	cr_assert(vr_compact_should(&s, 8 * S, 60 * MIB), "40 MiB and 5 s since: compact");
+}
+
+Test(compact, writes_one_to_compact_memory)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	g_autoptr(GError) error = NULL;
+	g_autofree char *written = NULL;
+
+	tree_put(root, "sys/vm/compact_memory", "");
+	cr_assert(vr_compact_memory(&paths, &error), "compaction should work: %s",
+		  error ? error->message : "");
+	written = tree_get(root, "sys/vm/compact_memory");
+	cr_assert_str_eq(written, "1", "expected '1' written, got '%s'", written);
+	tree_rm(root);
+}
+
+Test(compact, errors_name_the_file)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	g_autoptr(GError) error = NULL;
+
+	cr_assert_not(vr_compact_memory(&paths, &error), "no compact_memory: should fail");
+	cr_assert(strstr(error->message, root) && strstr(error->message, "sys/vm/compact_memory"),
+		  "the error should name the path, got: %s", error->message);
+	g_clear_error(&error);
+	if (g_file_test("/dev/full", G_FILE_TEST_EXISTS)) {
+		tree_mkdir(root, "sys/vm");
+		tree_symlink(root, "sys/vm/compact_memory", "/dev/full");
+		cr_assert_not(vr_compact_memory(&paths, &error), "a refusing file: should fail");
+		cr_assert(strstr(error->message, "compact_memory") &&
+				  msg_has_any(error->message, "space"),
+			  "the error should name the file and why, got: %s", error->message);
+	}
+	tree_rm(root);
+}
