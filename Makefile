@@ -19,7 +19,7 @@ ASAN_ENV := \
 # meson/ninja parallelise the real work.
 .NOTPARALLEL:
 
-.PHONY: all deps build demo check check-asan bench format clean
+.PHONY: all deps build demo check check-asan bench bench-guest format clean
 
 all: build
 
@@ -48,6 +48,20 @@ bench: build
 	$(BUILD)/bench/monitor-scale --csv $(BUILD)/bench/monitor-scale.csv
 	$(BUILD)/bench/monitor-accuracy --csv $(BUILD)/bench/monitor-accuracy.csv
 	$(BUILD)/hostd/vreclaimctl simulate --matrix --csv $(BUILD)/bench/damos-matrix.csv
+
+# Real guests (about 30 minutes): both layouts of the hot set, THP off and on
+# for the workload, and the control run without reclaim; one CSV row each.
+bench-guest: build
+	mkdir -p $(BUILD)/bench
+	rm -f $(BUILD)/bench/guest-reclaim.csv
+	for thp in off on; do \
+		for layout in clustered interleaved; do \
+			tests/e2e/guest-reclaim $(BUILD) $$layout --thp $$thp \
+				--csv $(BUILD)/bench/guest-reclaim.csv || exit 1; \
+		done; \
+	done
+	tests/e2e/guest-reclaim $(BUILD) control --csv $(BUILD)/bench/guest-reclaim.csv
+	column -s, -t $(BUILD)/bench/guest-reclaim.csv
 
 format:
 	git ls-files -z -- '*.c' '*.h' | xargs -0 -r clang-format -i

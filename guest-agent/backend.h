@@ -55,6 +55,12 @@ struct vr_backend_stats {
 };
 
 /**
+ * vr_backend_stats_add() - add @s to @to, counter by counter: a backend whose
+ * kernel counters restart with every run keeps its cumulative stats so.
+ */
+void vr_backend_stats_add(struct vr_backend_stats *to, const struct vr_backend_stats *s);
+
+/**
  * struct vr_backend_ops - one reclaim backend.
  * @name:	the name users give with --backend and see in hello.
  * @probe:	is the backend usable on this kernel? FALSE with @error saying

@@ -501,16 +501,6 @@ static gboolean read_current(struct module_backend *b, struct vr_backend_stats *
 	return TRUE;
 }
 
-static void stats_add(struct vr_backend_stats *to, const struct vr_backend_stats *s)
-{
-	to->nr_tried += s->nr_tried;
-	to->sz_tried += s->sz_tried;
-	to->nr_applied += s->nr_applied;
-	to->sz_applied += s->sz_applied;
-	to->qt_exceeds += s->qt_exceeds;
-	to->reclaimer_cpu_us += s->reclaimer_cpu_us;
-}
-
 static gboolean module_read_stats(gpointer backend, struct vr_backend_stats *out, GError **error)
 {
 	struct module_backend *b = backend;
@@ -521,7 +511,7 @@ static gboolean module_read_stats(gpointer backend, struct vr_backend_stats *out
 		return TRUE;
 	if (!read_current(b, &cur, error))
 		return FALSE;
-	stats_add(out, &cur);
+	vr_backend_stats_add(out, &cur);
 	return TRUE;
 }
 
@@ -535,7 +525,7 @@ static gboolean disable(struct module_backend *b, GError **error)
 	if (!b->enabled)
 		return TRUE;
 	if (read_current(b, &last, &local))
-		stats_add(&b->base, &last);
+		vr_backend_stats_add(&b->base, &last);
 	else
 		g_warning("damon-reclaim-module: the stats of the run being stopped are lost: %s",
 			  local->message);

@@ -167,16 +167,6 @@ static gboolean read_current(struct damon_backend *b, struct vr_backend_stats *o
 	return TRUE;
 }
 
-static void stats_add(struct vr_backend_stats *to, const struct vr_backend_stats *s)
-{
-	to->nr_tried += s->nr_tried;
-	to->sz_tried += s->sz_tried;
-	to->nr_applied += s->nr_applied;
-	to->sz_applied += s->sz_applied;
-	to->qt_exceeds += s->qt_exceeds;
-	to->reclaimer_cpu_us += s->reclaimer_cpu_us;
-}
-
 /* Stop the kdamond we run, keeping what it counted in the base. */
 static gboolean stop_kdamond(struct damon_backend *b, GError **error)
 {
@@ -186,7 +176,7 @@ static gboolean stop_kdamond(struct damon_backend *b, GError **error)
 	if (!b->running)
 		return TRUE;
 	if (read_current(b, &last, &local))
-		stats_add(&b->base, &last);
+		vr_backend_stats_add(&b->base, &last);
 	else
 		g_warning("damon: the stats of the run being stopped are lost: %s", local->message);
 	if (!vr_damon_sysfs_stop(&b->paths, error))
@@ -322,7 +312,7 @@ static gboolean damon_read_stats(gpointer backend, struct vr_backend_stats *out,
 		return TRUE;
 	if (!read_current(b, &cur, error))
 		return FALSE;
-	stats_add(out, &cur);
+	vr_backend_stats_add(out, &cur);
 	return TRUE;
 }
 
