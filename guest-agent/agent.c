@@ -180,9 +180,10 @@ static gboolean agent_pick_backend(struct vr_agent *agent, const char *wanted, G
 	for (guint i = 0; i < G_N_ELEMENTS(all_backends); i++)
 		known = known || !strcmp(wanted, all_backends[i]->name);
 	if (!known)
-		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
-			    "--backend: unknown backend '%s' (auto, damon, memcg, damon-reclaim-module)",
-			    wanted);
+		g_set_error(
+			error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+			"--backend: unknown backend '%s' (auto, damon, memcg, damon-reclaim-module)",
+			wanted);
 	else
 		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_UNSUPPORTED,
 			    "no usable reclaim backend (%s)%s", wanted, why->str);
@@ -256,9 +257,12 @@ int main(int argc, char **argv)
 		  "ms between unsolicited reports, 0 for none (default 10000)", "MS" },
 		{ "paused", 0, 0, G_OPTION_ARG_NONE, &start_paused,
 		  "start paused: reclaim only after a resume request", NULL },
-		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs, NULL, NULL },
-		{ "procfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &procfs, NULL, NULL },
-		{ "cgroup-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &cgroup, NULL, NULL },
+		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs, NULL,
+		  NULL },
+		{ "procfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &procfs, NULL,
+		  NULL },
+		{ "cgroup-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &cgroup, NULL,
+		  NULL },
 		{ "dev-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &dev, NULL, NULL },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "debug messages", NULL },
 		{ "version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version", NULL },
@@ -267,9 +271,8 @@ int main(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GOptionContext) octx = g_option_context_new(NULL);
-	g_option_context_set_summary(octx,
-				     "Reclaims cold guest memory so that free page reporting "
-				     "returns it to the host.");
+	g_option_context_set_summary(octx, "Reclaims cold guest memory so that free page reporting "
+					   "returns it to the host.");
 	g_option_context_add_main_entries(octx, entries, NULL);
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
 		g_printerr("vreclaim-agent: %s\n", error->message);
@@ -288,8 +291,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (report_ms != 0 && (report_ms < 100 || report_ms > 3600000)) {
-		g_printerr("vreclaim-agent: --report-interval: expected 0 or 100..3600000 ms, got %d\n",
-			   report_ms);
+		g_printerr(
+			"vreclaim-agent: --report-interval: expected 0 or 100..3600000 ms, got %d\n",
+			report_ms);
 		return 2;
 	}
 	if (verbose)
@@ -338,10 +342,12 @@ int main(int argc, char **argv)
 	g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
 	agent.reader = vr_proto_reader_new();
 	const struct vr_channel_address addr = {
-		.kind = socket_path	  ? VR_CHANNEL_UNIX
-			: vsock_port >= 0 ? VR_CHANNEL_VSOCK
-					  : VR_CHANNEL_VIRTIO_PORT,
-		.name = socket_path ? socket_path : port ? port : VR_AGENT_DEFAULT_PORT,
+		.kind = socket_path	? VR_CHANNEL_UNIX :
+			vsock_port >= 0 ? VR_CHANNEL_VSOCK :
+					  VR_CHANNEL_VIRTIO_PORT,
+		.name = socket_path ? socket_path :
+			port	    ? port :
+				      VR_AGENT_DEFAULT_PORT,
 		.vsock_port = vsock_port >= 0 ? (guint)vsock_port : 0,
 		.sysfs = agent.paths.sysfs,
 		.dev = dev ? dev : "/dev",

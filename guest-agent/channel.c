@@ -162,7 +162,8 @@ static int channel_listen_unix(const char *path, GError **error)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
-			    "socket path %s is longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
+			    "socket path %s is longer than %zu bytes", path,
+			    sizeof(sa.sun_path) - 1);
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
@@ -263,7 +264,8 @@ static gboolean channel_flush(struct vr_channel *ch)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
 			if (!ch->out_watch)
-				ch->out_watch = g_unix_fd_add(ch->fd, G_IO_OUT, channel_on_writable, ch);
+				ch->out_watch =
+					g_unix_fd_add(ch->fd, G_IO_OUT, channel_on_writable, ch);
 			return TRUE;
 		}
 		if (n <= 0) {

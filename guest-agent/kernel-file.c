@@ -27,8 +27,8 @@ gboolean vr_kfile_write_errno(const char *path, const char *value, int *errno_ou
 		int e = errno;
 		if (errno_out)
 			*errno_out = e;
-		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_IO, "cannot open %s to write '%s': %s",
-			    path, value, g_strerror(e));
+		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_IO,
+			    "cannot open %s to write '%s': %s", path, value, g_strerror(e));
 		return FALSE;
 	}
 	size_t len = strlen(value);

@@ -27,8 +27,7 @@ gboolean vr_kfile_write(const char *path, const char *value, GError **error);
  * carries meaning, e.g. EAGAIN from memory.reclaim ("could not reclaim all
  * of it").
  */
-gboolean vr_kfile_write_errno(const char *path, const char *value, int *errno_out,
-			      GError **error);
+gboolean vr_kfile_write_errno(const char *path, const char *value, int *errno_out, GError **error);
 
 /** vr_kfile_write_u64() - vr_kfile_write() of @value in decimal. */
 gboolean vr_kfile_write_u64(const char *path, uint64_t value, GError **error);

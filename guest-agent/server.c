@@ -130,8 +130,8 @@ static char *serve_reclaim(struct vr_agent *agent, struct vr_proto_request *req)
 		return vr_proto_encode_gerror(req->id, error);
 	}
 	res.elapsed_ms = (vr_agent_now_us() - start) / 1000;
-	g_message("reclaimed %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes in %" G_GUINT64_FORMAT
-		  " ms",
+	g_message("reclaimed %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+		  " bytes in %" G_GUINT64_FORMAT " ms",
 		  (guint64)res.reclaimed_bytes, (guint64)req->reclaim.bytes,
 		  (guint64)res.elapsed_ms);
 	return vr_proto_encode_reclaim_result(req->id, &res);

@@ -36,11 +36,20 @@ static gboolean parse_size(const char *text, uint64_t *out, GError **error)
 	unsigned shift = 0;
 	if (len > 1) {
 		switch (g_ascii_toupper(copy[len - 1])) {
-		case 'K': shift = 10; break;
-		case 'M': shift = 20; break;
-		case 'G': shift = 30; break;
-		case 'T': shift = 40; break;
-		default: break;
+		case 'K':
+			shift = 10;
+			break;
+		case 'M':
+			shift = 20;
+			break;
+		case 'G':
+			shift = 30;
+			break;
+		case 'T':
+			shift = 40;
+			break;
+		default:
+			break;
 		}
 		if (shift)
 			copy[len - 1] = '\0';
@@ -144,7 +153,8 @@ static void print_stats(const struct vr_agent_stats *s)
 {
 	g_print("%-20s %s\n", "backend:", s->backend);
 	g_print("%-20s %s\n", "paused:", s->paused ? "yes" : "no");
-	g_print("%-20s %s\n", "free page reporting:", s->free_page_reporting ? "active" : "NOT active");
+	g_print("%-20s %s\n",
+		"free page reporting:", s->free_page_reporting ? "active" : "NOT active");
 #define ROW(field) g_print("%-20s %" G_GUINT64_FORMAT "\n", #field ":", (guint64)s->field)
 	ROW(uptime_ms);
 	ROW(nr_tried);
@@ -174,8 +184,8 @@ static void print_reply(const struct vr_proto_message *m)
 		g_print("%-20s", "backends:");
 		for (guint i = 0; i < h->nr_backends; i++)
 			g_print(" %s", h->backends[i]);
-		g_print("\n%-20s %s\n", "free page reporting:",
-			h->free_page_reporting ? "active" : "NOT active");
+		g_print("\n%-20s %s\n",
+			"free page reporting:", h->free_page_reporting ? "active" : "NOT active");
 		if (h->has_reporting_order)
 			g_print("%-20s %u\n", "reporting order:", h->reporting_order);
 		break;
@@ -192,8 +202,8 @@ static void print_reply(const struct vr_proto_message *m)
 		for (guint i = 0; r->regions && i < r->regions->len; i++) {
 			const struct vr_agent_region *g =
 				&g_array_index(r->regions, struct vr_agent_region, i);
-			g_autofree char *size = g_format_size_full(g->end - g->start,
-								   G_FORMAT_SIZE_IEC_UNITS);
+			g_autofree char *size =
+				g_format_size_full(g->end - g->start, G_FORMAT_SIZE_IEC_UNITS);
 			g_print("0x%016" G_GINT64_MODIFIER "x 0x%016" G_GINT64_MODIFIER
 				"x %10s %11u %8u\n",
 				(guint64)g->start, (guint64)g->end, size, g->nr_accesses, g->age);

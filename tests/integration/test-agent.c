@@ -28,7 +28,7 @@
 #include "agent-client.h"
 #include "protocol.h"
 
-static char *root;   /* the fake guest: sys/, proc/, cgroup/ */
+static char *root; /* the fake guest: sys/, proc/, cgroup/ */
 static char *socket_path;
 static GPid agent_pid;
 
@@ -229,8 +229,8 @@ Test(agent, malformed_lines_get_error_replies_and_the_agent_keeps_serving)
 		{ "this is not json\n", VR_PROTO_ERROR_SYNTAX, 0, NULL },
 		{ "[1,2]\n", VR_PROTO_ERROR_SYNTAX, 0, NULL },
 		{ "{\"vreclaim\":1,\"id\":7,\"command\":\"hel\n", VR_PROTO_ERROR_SYNTAX, 0, NULL },
-		{ "{\"vreclaim\":2,\"id\":3,\"command\":\"hello\"}\n", VR_PROTO_ERROR_BAD_VERSION, 3,
-		  NULL },
+		{ "{\"vreclaim\":2,\"id\":3,\"command\":\"hello\"}\n", VR_PROTO_ERROR_BAD_VERSION,
+		  3, NULL },
 		{ "{\"id\":4,\"command\":\"hello\"}\n", VR_PROTO_ERROR_BAD_VERSION, 4, NULL },
 		{ "{\"vreclaim\":1,\"id\":5,\"command\":\"format-disk\"}\n",
 		  VR_PROTO_ERROR_UNKNOWN_COMMAND, 5, "format-disk" },
@@ -261,8 +261,9 @@ Test(agent, malformed_lines_get_error_replies_and_the_agent_keeps_serving)
 Test(agent, an_invalid_policy_changes_nothing)
 {
 	int fd = raw_connect();
-	const char bad[] = "{\"vreclaim\":1,\"id\":1,\"command\":\"set-policy\",\"arguments\":"
-			   "{\"policy\":{\"schemes\":[{\"name\":\"x\",\"action\":\"explode\"}]}}}\n";
+	const char bad[] =
+		"{\"vreclaim\":1,\"id\":1,\"command\":\"set-policy\",\"arguments\":"
+		"{\"policy\":{\"schemes\":[{\"name\":\"x\",\"action\":\"explode\"}]}}}\n";
 	g_autofree char *reply = raw_exchange(fd, bad, strlen(bad));
 	expect_error(reply, VR_PROTO_ERROR_INVALID_ARGUMENT, 1, "action");
 	close(fd);
@@ -397,15 +398,17 @@ Test(agent, bad_arguments_are_named)
 	expect_agent_fails(bad_interval, 2, "--report-interval");
 	const char *const two_channels[] = { "--socket", other, "--vsock", "5", NULL };
 	expect_agent_fails(two_channels, 2, "at most one of");
-	const char *const unknown_backend[] = { "--socket",	 other,	 "--sysfs-root",
-						sysfs,		 "--procfs-root", procfs,
-						"--cgroup-root", cgroup,	 "--backend",
-						"zswap",	 NULL };
+	const char *const unknown_backend[] = {
+		"--socket", other,	     "--sysfs-root", sysfs,	  "--procfs-root",
+		procfs,	    "--cgroup-root", cgroup,	     "--backend", "zswap",
+		NULL
+	};
 	expect_agent_fails(unknown_backend, 1, "unknown backend 'zswap'");
-	const char *const no_damon[] = { "--socket",	  other,  "--sysfs-root",
-					 sysfs,		  "--procfs-root", procfs,
-					 "--cgroup-root", cgroup, "--backend",
-					 "damon",	  NULL };
+	const char *const no_damon[] = {
+		"--socket", other,	     "--sysfs-root", sysfs,	  "--procfs-root",
+		procfs,	    "--cgroup-root", cgroup,	     "--backend", "damon",
+		NULL
+	};
 	expect_agent_fails(no_damon, 1, "damon");
 	g_autofree char *policy = g_build_filename(root, "bad-policy.json", NULL);
 	g_file_set_contents(policy, "{\"monitoring\": {\"aggr_interval_us\": 0}}", -1, NULL);
