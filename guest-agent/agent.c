@@ -356,6 +356,10 @@ int main(int argc, char **argv)
 		.data = agent_on_data,
 		.connected = agent_on_connected,
 	};
+	/* Before the channel: a host (or a test) that sees the socket may
+	 * signal the agent at once, and must get a clean stop. */
+	g_unix_signal_add(SIGTERM, agent_on_signal, loop);
+	g_unix_signal_add(SIGINT, agent_on_signal, loop);
 	agent.channel = vr_channel_new(&addr, &cb, &agent, &error);
 	int status = 0;
 	if (!agent.channel) {
@@ -365,8 +369,6 @@ int main(int argc, char **argv)
 		g_message("serving the host on %s", vr_channel_describe(agent.channel));
 		vr_agent_set_report_interval(&agent, (uint64_t)report_ms);
 		agent.tick_timer = g_idle_add(agent_on_tick, &agent);
-		g_unix_signal_add(SIGTERM, agent_on_signal, loop);
-		g_unix_signal_add(SIGINT, agent_on_signal, loop);
 		g_main_loop_run(loop);
 	}
 
