@@ -219,6 +219,28 @@ static void agent_probe_fpr(struct vr_agent *agent)
 		  agent->fpr.reason);
 }
 
+/* Undo what main() set up, whatever got that far: stop what the backend
+ * started in the kernel (a guest without its agent must not keep a scheme
+ * nobody watches), then free. */
+static void agent_clear(struct vr_agent *agent)
+{
+	if (agent->tick_timer)
+		g_source_remove(agent->tick_timer);
+	agent->tick_timer = 0;
+	vr_agent_set_report_interval(agent, 0);
+	g_clear_pointer(&agent->channel, vr_channel_free);
+	if (agent->backend)
+		agent->ops->close(agent->backend);
+	agent->backend = NULL;
+	g_clear_pointer(&agent->reader, vr_proto_reader_free);
+	g_clear_pointer(&agent->policy, vr_policy_free);
+	g_clear_pointer(&agent->backends, g_ptr_array_unref);
+	g_clear_pointer(&agent->kernel_release, g_free);
+}
+
+typedef struct vr_agent vr_agent;
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(vr_agent, agent_clear)
+
 static gboolean agent_on_signal(gpointer data)
 {
 	g_message("stopping on a signal");
@@ -302,7 +324,7 @@ int main(int argc, char **argv)
 	 * error of that write (EPIPE), not the end of the agent. */
 	signal(SIGPIPE, SIG_IGN);
 
-	struct vr_agent agent = {
+	g_auto(vr_agent) agent = {
 		.paths = {
 			.sysfs = sysfs ? sysfs : "/sys",
 			.procfs = procfs ? procfs : "/proc",
@@ -372,16 +394,5 @@ int main(int argc, char **argv)
 		g_main_loop_run(loop);
 	}
 
-	/* Stop what the backend started in the kernel: a guest without its
-	 * agent must not keep a scheme nobody watches. */
-	if (agent.tick_timer)
-		g_source_remove(agent.tick_timer);
-	vr_agent_set_report_interval(&agent, 0);
-	vr_channel_free(agent.channel);
-	agent.ops->close(agent.backend);
-	vr_proto_reader_free(agent.reader);
-	vr_policy_free(agent.policy);
-	g_ptr_array_unref(agent.backends);
-	g_free(agent.kernel_release);
 	return status;
 }
