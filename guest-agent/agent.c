@@ -52,27 +52,28 @@ uint64_t vr_agent_now_us(void)
 
 /* ---- periodic work ---- */
 
-/* After the backend reclaimed enough, compact so that the freed pages form
- * blocks of the reporting order that free page reporting hands to the host. */
+/* After reclaim took enough out of memory, compact so that the freed pages
+ * form blocks of the reporting order that free page reporting hands to the
+ * host. The kernel's vmstat says how much was reclaimed, cheaply (compact.h). */
 static void agent_maybe_compact(struct vr_agent *agent, uint64_t now_us)
 {
-	struct vr_backend_stats st = { 0 };
+	uint64_t reclaimed = 0;
 	g_autoptr(GError) error = NULL;
-	if (!agent->ops->read_stats(agent->backend, &st, &error)) {
-		g_debug("reading %s stats: %s", agent->ops->name, error->message);
+	if (!vr_compact_reclaimed_bytes(&agent->paths, &reclaimed, &error)) {
+		g_debug("%s", error->message);
 		return;
 	}
-	if (!vr_compact_should(&agent->compact, now_us, st.sz_applied))
+	if (!vr_compact_should(&agent->compact, now_us, reclaimed))
 		return;
-	if (!vr_compact_memory(&agent->paths, &error)) {
+	gboolean ok = vr_compact_memory(&agent->paths, &error);
+	vr_compact_done(&agent->compact, now_us, reclaimed);
+	if (!ok) {
 		g_warning("compaction after reclaim failed: %s", error->message);
-		vr_compact_done(&agent->compact, now_us, st.sz_applied);
 		return;
 	}
-	vr_compact_done(&agent->compact, now_us, st.sz_applied);
 	agent->nr_compactions++;
-	g_debug("compacted memory after %" G_GUINT64_FORMAT " bytes reclaimed in total",
-		(guint64)st.sz_applied);
+	g_debug("compacted memory after %" G_GUINT64_FORMAT " bytes reclaimed since boot",
+		(guint64)reclaimed);
 }
 
 static gboolean agent_on_tick(gpointer data)

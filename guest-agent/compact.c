@@ -4,6 +4,8 @@
  */
 #include "compact.h"
 
+#include <string.h>
+
 #include "kernel-file.h"
 
 bool vr_compact_should(const struct vr_compact_state *state, uint64_t now_us, uint64_t sz_applied)
@@ -33,6 +35,46 @@ gboolean vr_compact_memory(const struct vr_agent_paths *paths, GError **error)
 
 	if (!vr_kfile_write(path, "1", error)) {
 		g_prefix_error(error, "compacting memory: ");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean vr_compact_parse_reclaimed(const char *vmstat, uint64_t *bytes, GError **error)
+{
+	static const char *const counters[] = { "pswpout", "pgsteal_file" };
+	uint64_t pages = 0;
+	g_auto(GStrv) lines = g_strsplit(vmstat, "\n", -1);
+	for (guint i = 0; lines[i]; i++) {
+		g_auto(GStrv) f = g_strsplit(lines[i], " ", 2);
+		if (!f[0] || !f[1])
+			continue;
+		for (guint c = 0; c < G_N_ELEMENTS(counters); c++) {
+			if (strcmp(f[0], counters[c]) != 0)
+				continue;
+			guint64 v;
+			if (!g_ascii_string_to_unsigned(g_strstrip(f[1]), 10, 0, G_MAXUINT64 / 4096 / 2,
+							&v, NULL)) {
+				g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+					    "vmstat: %s is '%s', not a page count", f[0], f[1]);
+				return FALSE;
+			}
+			pages += v;
+		}
+	}
+	*bytes = pages * 4096;
+	return TRUE;
+}
+
+gboolean vr_compact_reclaimed_bytes(const struct vr_agent_paths *paths, uint64_t *bytes,
+				    GError **error)
+{
+	g_autofree char *path = g_build_filename(paths->procfs, "vmstat", NULL);
+	g_autofree char *text = vr_kfile_read(path, 64 * 1024, error);
+	if (!text)
+		return FALSE;
+	if (!vr_compact_parse_reclaimed(text, bytes, error)) {
+		g_prefix_error(error, "%s: ", path);
 		return FALSE;
 	}
 	return TRUE;

@@ -9,10 +9,15 @@
  * The decision is pure (vr_compact_should()); the act is vr_compact_memory();
  * the caller notes each attempt with vr_compact_done():
  *
- *   if (vr_compact_should(&state, now_us, stats.sz_applied)) {
+ *   if (vr_compact_should(&state, now_us, reclaimed)) {
  *           vr_compact_memory(paths, &error);
- *           vr_compact_done(&state, now_us, stats.sz_applied);
+ *           vr_compact_done(&state, now_us, reclaimed);
  *   }
+ *
+ * The agent's "reclaimed" is the kernel's own count, vr_compact_reclaimed_bytes()
+ * (vmstat), not the backend's stats: refreshing DAMON's scheme stats blocks
+ * until the kdamond answers, up to a watermark interval (5 s) while the
+ * scheme rests, and the agent looks every second.
  */
 #pragma once
 
@@ -75,3 +80,15 @@ void vr_compact_done(struct vr_compact_state *state, uint64_t now_us, uint64_t s
  * Errors name the file (a kernel without CONFIG_COMPACTION has none).
  */
 gboolean vr_compact_memory(const struct vr_agent_paths *paths, GError **error);
+
+/**
+ * vr_compact_parse_reclaimed() - from the text of /proc/vmstat, the bytes
+ * reclaim has taken out of memory since boot: pages swapped out (pswpout)
+ * plus page-cache pages reclaimed (pgsteal_file), times 4096. Missing
+ * counters count 0; a counter that is not a number is an error.
+ */
+gboolean vr_compact_parse_reclaimed(const char *vmstat, uint64_t *bytes, GError **error);
+
+/** vr_compact_reclaimed_bytes() - vr_compact_parse_reclaimed() of @paths->procfs/vmstat. */
+gboolean vr_compact_reclaimed_bytes(const struct vr_agent_paths *paths, uint64_t *bytes,
+				    GError **error);
