@@ -53,8 +53,8 @@ gboolean vr_compact_parse_reclaimed(const char *vmstat, uint64_t *bytes, GError 
 			if (strcmp(f[0], counters[c]) != 0)
 				continue;
 			guint64 v;
-			if (!g_ascii_string_to_unsigned(g_strstrip(f[1]), 10, 0, G_MAXUINT64 / 4096 / 2,
-							&v, NULL)) {
+			if (!g_ascii_string_to_unsigned(g_strstrip(f[1]), 10, 0,
+							G_MAXUINT64 / 4096 / 2, &v, NULL)) {
 				g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
 					    "vmstat: %s is '%s', not a page count", f[0], f[1]);
 				return FALSE;
