@@ -25,6 +25,12 @@
 #include "backend.h"
 #include "damon-sysfs.h"
 #include "iomem.h"
+#include "meminfo.h"
+
+/* The kdamond's counters are refreshed at most this often, us: a refresh
+ * waits for the kdamond's next aggregation, and reports, get-stats and the
+ * host may ask many times a second. */
+#define STATS_REFRESH_US G_USEC_PER_SEC
 
 /* Ticks only check that nobody stopped the kdamond behind our back. */
 #define DAMON_TICK_US (10 * G_USEC_PER_SEC)
@@ -44,6 +50,8 @@
  * @paused:	pause() was called and resume() not yet.
  * @touched:	this backend wrote nr_kdamonds: close() releases the folders.
  * @base:	stats and CPU time of the runs that ended (see above).
+ * @cur, @have_cur, @cur_at_us: the running kdamond's counters as last
+ *		refreshed, and when (monotonic us).
  */
 struct damon_backend {
 	char *sysfs;
@@ -56,6 +64,9 @@ struct damon_backend {
 	gboolean paused;
 	gboolean touched;
 	struct vr_backend_stats base;
+	struct vr_backend_stats cur;
+	gboolean have_cur;
+	uint64_t cur_at_us;
 };
 
 static gboolean damon_probe(const struct vr_agent_paths *paths, GError **error)
@@ -182,6 +193,7 @@ static gboolean stop_kdamond(struct damon_backend *b, GError **error)
 	if (!vr_damon_sysfs_stop(&b->paths, error))
 		return FALSE;
 	b->running = FALSE;
+	b->have_cur = FALSE;
 	return TRUE;
 }
 
@@ -302,17 +314,42 @@ static uint64_t damon_tick(gpointer backend, uint64_t now_us)
 	return DAMON_TICK_US;
 }
 
+/* Do all schemes rest on their watermarks for sure (free memory above high
+ * or below low)? Then the kdamond answers a refresh only at its next
+ * watermark check (5 s by default), and its counters do not move anyway. */
+static gboolean all_resting(struct damon_backend *b)
+{
+	struct vr_meminfo mi;
+
+	if (!vr_meminfo_read(&b->paths, &mi, NULL))
+		return FALSE;
+	uint64_t rate = vr_meminfo_free_mem_rate(&mi);
+	for (guint i = 0; i < b->config->schemes->len; i++) {
+		const struct vr_damon_scheme *s = vr_damon_config_scheme(b->config, i);
+
+		if (strcmp(s->wmarks_metric, "free_mem_rate") != 0)
+			return FALSE;
+		if (rate <= s->wmarks_high && rate >= s->wmarks_low)
+			return FALSE;
+	}
+	return TRUE;
+}
+
 static gboolean damon_read_stats(gpointer backend, struct vr_backend_stats *out, GError **error)
 {
 	struct damon_backend *b = backend;
-	struct vr_backend_stats cur;
+	uint64_t now = (uint64_t)g_get_monotonic_time();
 
 	*out = b->base;
 	if (!b->running)
 		return TRUE;
-	if (!read_current(b, &cur, error))
-		return FALSE;
-	vr_backend_stats_add(out, &cur);
+	if (!b->have_cur || (now - b->cur_at_us >= STATS_REFRESH_US && !all_resting(b))) {
+		if (!read_current(b, &b->cur, error))
+			return FALSE;
+		b->have_cur = TRUE;
+		b->cur_at_us = now;
+	}
+	vr_backend_stats_add(out, &b->cur);
 	return TRUE;
 }
 

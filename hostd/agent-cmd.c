@@ -18,6 +18,10 @@
  * second after the previous client left. */
 #define VRCTL_AGENT_DEFAULT_TIMEOUT_S 10
 
+/* Wait before the one retry of a request whose channel closed, ms: longer
+ * than the agent's port reopen period (500 ms). */
+#define VRCTL_AGENT_RETRY_MS 1000
+
 static const char agent_usage[] =
 	"Commands:\n"
 	"  hello                         what the agent is and can do\n"
@@ -312,7 +316,21 @@ int vrctl_agent_main(int argc, char **argv)
 
 	g_auto(vr_proto_message) reply = { 0 };
 	g_autofree char *raw = NULL;
-	if (!vr_agent_client_call(client, &req, timeout_ms, &reply, &raw, &error)) {
+	gboolean ok = vr_agent_client_call(client, &req, timeout_ms, &reply, &raw, &error);
+	/* QEMU drops a host that connects while the guest side is closing its
+	 * port after the previous host left (the agent reopens it at once):
+	 * one more try, for every request but reclaim, which is not repeated
+	 * blindly. */
+	if (!ok && req.command != VR_PROTO_RECLAIM &&
+	    g_error_matches(error, VR_AGENT_CLIENT_ERROR, VR_AGENT_CLIENT_ERROR_CLOSED)) {
+		g_debug("%s; trying once more", error->message);
+		g_clear_error(&error);
+		g_clear_pointer(&client, vr_agent_client_free);
+		g_usleep(VRCTL_AGENT_RETRY_MS * 1000);
+		client = vr_agent_client_connect(socket_path, &error);
+		ok = client && vr_agent_client_call(client, &req, timeout_ms, &reply, &raw, &error);
+	}
+	if (!ok) {
 		g_printerr("error: %s: %s\n", argv[1], error->message);
 		return VRCTL_EXIT_ERROR;
 	}
