@@ -17,6 +17,7 @@
 #include <glib.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -82,9 +83,20 @@ static void start_agent(const char *const *extra)
 	cr_assert(g_spawn_async(NULL, (char **)argv->pdata, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
 				die_with_parent, NULL, &agent_pid, &error),
 		  "cannot start the agent: %s", error ? error->message : "?");
-	for (int i = 0; i < 500 && !g_file_test(socket_path, G_FILE_TEST_EXISTS); i++)
-		g_usleep(10000);
-	cr_assert(g_file_test(socket_path, G_FILE_TEST_EXISTS), "the agent never listened");
+	/* The socket file appears at bind(), a moment before listen(): wait
+	 * until a connection is taken (and close it: the agent serves the next). */
+	bool listening = false;
+	for (int i = 0; i < 500 && !listening; i++) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		g_strlcpy(sa.sun_path, socket_path, sizeof(sa.sun_path));
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		cr_assert(fd >= 0);
+		listening = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(fd);
+		if (!listening)
+			g_usleep(10000);
+	}
+	cr_assert(listening, "the agent never listened on %s", socket_path);
 }
 
 /* Stop the agent by its pid; return its exit status. */
