@@ -24,10 +24,6 @@
 
 #include "kernel-file.h"
 
-#ifndef VR_AGENT_VERSION
-#define VR_AGENT_VERSION "0"
-#endif
-
 /* Default period of the unsolicited reports, ms: often enough for a host
  * that shares a fleet quota every few seconds, rare enough to cost nothing. */
 #define VR_AGENT_DEFAULT_REPORT_MS 10000

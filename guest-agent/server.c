@@ -12,10 +12,6 @@
 #include "agent.h"
 #include "meminfo.h"
 
-#ifndef VR_AGENT_VERSION
-#define VR_AGENT_VERSION "0"
-#endif
-
 static uint64_t agent_cpu_us(void)
 {
 	struct rusage ru;

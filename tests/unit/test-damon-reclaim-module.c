@@ -21,6 +21,7 @@
 #include "policy.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
+#include "test-policy-helpers.h"
 
 #define MIB (1ULL << 20)
 
@@ -118,24 +119,6 @@ static void teardown(void)
 TestSuite(damon_reclaim_module, .init = setup, .fini = teardown);
 
 static const struct vr_backend_ops *const ops = &vr_backend_damon_reclaim_module;
-
-static struct vr_policy *profile(const char *name)
-{
-	g_autoptr(GError) err = NULL;
-	struct vr_policy *p = vr_policy_new_profile(name, &err);
-
-	cr_assert_not_null(p, "%s", err ? err->message : "");
-	return p;
-}
-
-static struct vr_policy *parse(const char *json)
-{
-	g_autoptr(GError) err = NULL;
-	struct vr_policy *p = vr_policy_parse(json, -1, &err);
-
-	cr_assert_not_null(p, "policy should parse: %s\n%s", err ? err->message : "", json);
-	return p;
-}
 
 static gpointer open_ok(void)
 {

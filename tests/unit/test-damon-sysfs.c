@@ -30,6 +30,7 @@
 #include "policy.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
+#include "test-policy-helpers.h"
 
 #define GIB    (1ULL << 30)
 #define MIB    (1ULL << 20)
@@ -227,24 +228,6 @@ TestSuite(damon_merge);
 TestSuite(damon_backend, .init = setup, .fini = teardown);
 
 /* ---- helpers ---- */
-
-static struct vr_policy *profile(const char *name)
-{
-	g_autoptr(GError) err = NULL;
-	struct vr_policy *p = vr_policy_new_profile(name, &err);
-
-	cr_assert_not_null(p, "profile %s: %s", name ? name : "(default)", err ? err->message : "");
-	return p;
-}
-
-static struct vr_policy *parse(const char *json)
-{
-	g_autoptr(GError) err = NULL;
-	struct vr_policy *p = vr_policy_parse(json, -1, &err);
-
-	cr_assert_not_null(p, "policy should parse: %s\n%s", err ? err->message : "", json);
-	return p;
-}
 
 static struct vr_scheme *policy_scheme(const struct vr_policy *p, guint i)
 {
