@@ -47,6 +47,7 @@ bench: build
 	mkdir -p $(BUILD)/bench
 	$(BUILD)/bench/monitor-scale --csv $(BUILD)/bench/monitor-scale.csv
 	$(BUILD)/bench/monitor-accuracy --csv $(BUILD)/bench/monitor-accuracy.csv
+	$(BUILD)/bench/read-batch --csv $(BUILD)/bench/read-batch.csv
 	$(BUILD)/hostd/vreclaimctl simulate --matrix --csv $(BUILD)/bench/damos-matrix.csv
 
 # Real guests (about 30 minutes): both layouts of the hot set, THP off and on

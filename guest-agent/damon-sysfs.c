@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The guest kernel's DAMON through sysfs: see damon-sysfs.h.
+ * A kernel's DAMON through sysfs: see damon-sysfs.h.
  *
  * Facts of the kernel interface this file relies on (Linux 6.12):
  * - writing N to a nr_* file (re)creates the folders 0..N-1 below it with
@@ -165,44 +165,75 @@ static gint range_cmp(gconstpointer a, gconstpointer b)
 	return ra->start < rb->start ? -1 : ra->start > rb->start;
 }
 
-struct vr_damon_config *vr_damon_config_from_policy(const struct vr_policy *policy,
-						    const struct vr_range *ranges, size_t nr_ranges,
-						    const struct vr_damon_caps *caps,
-						    GError **error)
+const char *vr_damon_ops_name(enum vr_damon_ops ops)
 {
-	const struct vr_monitor_attrs *attrs = &policy->attrs;
+	return ops == VR_DAMON_OPS_VADDR ? "vaddr" : "paddr";
+}
+
+/* The config of @attrs over @ops' target, without schemes yet (an empty
+ * array). paddr needs ranges; vaddr a pid. */
+static struct vr_damon_config *config_base(const struct vr_monitor_attrs *attrs,
+					   enum vr_damon_ops ops, int64_t pid,
+					   const struct vr_range *ranges, size_t nr_ranges,
+					   GError **error)
+{
 	g_autoptr(vr_damon_config) cfg = NULL;
 	g_autoptr(GError) local = NULL;
-	guint nr_schemes = policy->schemes ? policy->schemes->len : 0;
-	struct vr_damon_scheme s;
 
 	if (!vr_monitor_attrs_validate(attrs, &local)) {
 		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID, "monitoring: %s",
 			    local->message);
 		return NULL;
 	}
-	if (nr_ranges == 0) {
+	if (ops == VR_DAMON_OPS_PADDR && nr_ranges == 0) {
 		g_set_error_literal(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
 				    "no RAM range to monitor");
 		return NULL;
 	}
-	if (!vr_ranges_validate(ranges, nr_ranges, attrs->max_nr_regions, &local)) {
+	if (ops == VR_DAMON_OPS_VADDR && pid <= 0) {
 		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
-			    "RAM ranges as DAMON target regions: %s", local->message);
+			    "vaddr monitoring needs the pid of a process (got %" G_GINT64_FORMAT
+			    ")",
+			    (gint64)pid);
+		return NULL;
+	}
+	if (nr_ranges > 0 &&
+	    !vr_ranges_validate(ranges, nr_ranges, attrs->max_nr_regions, &local)) {
+		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+			    "%s ranges as DAMON target regions: %s",
+			    ops == VR_DAMON_OPS_PADDR ? "RAM" : "address", local->message);
 		return NULL;
 	}
 
 	cfg = g_new0(struct vr_damon_config, 1);
+	cfg->ops = ops;
+	cfg->pid_target = ops == VR_DAMON_OPS_VADDR ? pid : 0;
 	cfg->sample_us = attrs->sample_interval_us;
 	cfg->aggr_us = attrs->aggr_interval_us;
 	cfg->update_us = attrs->ops_update_interval_us;
 	cfg->min_nr_regions = attrs->min_nr_regions;
 	cfg->max_nr_regions = attrs->max_nr_regions;
 	cfg->regions = g_array_sized_new(FALSE, FALSE, sizeof(struct vr_range), (guint)nr_ranges);
-	g_array_append_vals(cfg->regions, ranges, (guint)nr_ranges);
+	if (nr_ranges > 0)
+		g_array_append_vals(cfg->regions, ranges, (guint)nr_ranges);
 	g_array_sort(cfg->regions, range_cmp);
 	cfg->schemes = g_array_new(FALSE, FALSE, sizeof(struct vr_damon_scheme));
+	return g_steal_pointer(&cfg);
+}
 
+struct vr_damon_config *vr_damon_config_from_policy(const struct vr_policy *policy,
+						    const struct vr_range *ranges, size_t nr_ranges,
+						    const struct vr_damon_caps *caps,
+						    GError **error)
+{
+	const struct vr_monitor_attrs *attrs = &policy->attrs;
+	g_autoptr(vr_damon_config)
+		cfg = config_base(attrs, VR_DAMON_OPS_PADDR, 0, ranges, nr_ranges, error);
+	guint nr_schemes = policy->schemes ? policy->schemes->len : 0;
+	struct vr_damon_scheme s;
+
+	if (!cfg)
+		return NULL;
 	s = stat_scheme(nr_schemes ? g_ptr_array_index(policy->schemes, 0) : NULL);
 	g_array_append_val(cfg->schemes, s);
 	for (guint i = 0; i < nr_schemes; i++) {
@@ -211,6 +242,21 @@ struct vr_damon_config *vr_damon_config_from_policy(const struct vr_policy *poli
 			return NULL;
 		g_array_append_val(cfg->schemes, s);
 	}
+	return g_steal_pointer(&cfg);
+}
+
+struct vr_damon_config *vr_damon_config_new_monitor(const struct vr_monitor_attrs *attrs,
+						    enum vr_damon_ops ops, int64_t pid,
+						    const struct vr_range *ranges, size_t nr_ranges,
+						    GError **error)
+{
+	g_autoptr(vr_damon_config) cfg = config_base(attrs, ops, pid, ranges, nr_ranges, error);
+	struct vr_damon_scheme s;
+
+	if (!cfg)
+		return NULL;
+	s = stat_scheme(NULL);
+	g_array_append_val(cfg->schemes, s);
 	return g_steal_pointer(&cfg);
 }
 
@@ -362,15 +408,19 @@ static gboolean write_context(const struct vr_agent_paths *paths, const struct v
 	g_autofree char *intervals = g_build_filename(ctx, "monitoring_attrs", "intervals", NULL);
 	g_autofree char *nr_regions = g_build_filename(ctx, "monitoring_attrs", "nr_regions", NULL);
 	g_autofree char *targets = g_build_filename(ctx, "targets", NULL);
-	g_autofree char *regions = g_build_filename(targets, "0", "regions", NULL);
+	g_autofree char *target = g_build_filename(targets, "0", NULL);
+	g_autofree char *regions = g_build_filename(target, "regions", NULL);
 	g_autofree char *schemes = g_build_filename(ctx, "schemes", NULL);
+	char pid[24];
 
-	if (!put(ctx, "operations", "paddr", error) ||
+	g_snprintf(pid, sizeof(pid), "%" G_GINT64_FORMAT, (gint64)cfg->pid_target);
+	if (!put(ctx, "operations", vr_damon_ops_name(cfg->ops), error) ||
 	    !put_u64(intervals, "sample_us", cfg->sample_us, error) ||
 	    !put_u64(intervals, "aggr_us", cfg->aggr_us, error) ||
 	    !put_u64(intervals, "update_us", cfg->update_us, error) ||
 	    !put_pair(nr_regions, "min", cfg->min_nr_regions, "max", cfg->max_nr_regions, error) ||
 	    !put_u64(targets, "nr_targets", 1, error) ||
+	    (cfg->ops == VR_DAMON_OPS_VADDR && !put(target, "pid_target", pid, error)) ||
 	    !put_u64(regions, "nr_regions", cfg->regions->len, error))
 		return FALSE;
 	for (guint i = 0; i < cfg->regions->len; i++) {
@@ -547,7 +597,7 @@ gboolean vr_damon_sysfs_check_free(const struct vr_agent_paths *paths, gboolean 
 		pid = read_trimmed(pid_path, NULL);
 		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_BUSY,
 			    "DAMON is busy: kdamond %u (pid %s) is running and was not started by "
-			    "this agent; stop it first (echo off > %s)",
+			    "this program; stop it first (echo off > %s)",
 			    k, pid ? pid : "unknown", state_path);
 		return FALSE;
 	}
@@ -568,9 +618,16 @@ static gboolean has_word(const char *text, const char *word)
 
 gboolean vr_damon_sysfs_probe(const struct vr_agent_paths *paths, GError **error)
 {
+	return vr_damon_sysfs_probe_ops(paths, VR_DAMON_OPS_PADDR, error);
+}
+
+gboolean vr_damon_sysfs_probe_ops(const struct vr_agent_paths *paths, enum vr_damon_ops ops,
+				  GError **error)
+{
+	const char *name = vr_damon_ops_name(ops);
 	g_autofree char *nr_path = admin_path(paths, "kdamonds/nr_kdamonds");
 	g_autofree char *ops_path = kdamond_path(paths, 0, "contexts/0/avail_operations");
-	g_autofree char *ops = NULL;
+	g_autofree char *avail = NULL;
 
 	if (!g_file_test(nr_path, G_FILE_TEST_EXISTS)) {
 		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_UNSUPPORTED,
@@ -581,15 +638,16 @@ gboolean vr_damon_sysfs_probe(const struct vr_agent_paths *paths, GError **error
 	}
 	if (!g_file_test(ops_path, G_FILE_TEST_EXISTS))
 		return TRUE;
-	ops = vr_kfile_read(ops_path, 4096, error);
-	if (!ops)
+	avail = vr_kfile_read(ops_path, 4096, error);
+	if (!avail)
 		return FALSE;
-	if (!has_word(ops, "paddr")) {
-		g_strstrip(ops);
+	if (!has_word(avail, name)) {
+		g_strstrip(avail);
 		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_UNSUPPORTED,
-			    "this kernel's DAMON cannot monitor physical memory: %s lists no "
-			    "paddr (it has '%s')",
-			    ops_path, ops);
+			    "this kernel's DAMON cannot monitor %s: %s lists no %s (it has '%s')",
+			    ops == VR_DAMON_OPS_VADDR ? "a process's virtual memory" :
+							"physical memory",
+			    ops_path, name, avail);
 		return FALSE;
 	}
 	return TRUE;
@@ -755,16 +813,28 @@ static gboolean read_tried_dir(const char *dir, GArray *regions, GError **error)
 		g_array_append_val(regions, t);
 	}
 	g_array_sort(regions, tried_cmp);
-	for (guint i = 1; i < regions->len; i++) {
+	/*
+	 * A listing made while the kdamond splits and merges regions (a policy
+	 * commit, an ops update) can hold a region twice, in two shapes (seen
+	 * on 6.12). The kernel is not lying: the part already listed wins, the
+	 * rest of the later region stays.
+	 */
+	for (guint i = 1; i < regions->len;) {
 		const struct tried_region *a = &g_array_index(regions, struct tried_region, i - 1);
-		const struct tried_region *b = &g_array_index(regions, struct tried_region, i);
+		struct tried_region *b = &g_array_index(regions, struct tried_region, i);
 
-		if (b->r.start < a->r.end) {
-			g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
-				    "%s: regions %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT
-				    " overlap",
-				    dir, (guint64)a->dir_index, (guint64)b->dir_index);
-			return FALSE;
+		if (b->r.start >= a->r.end) {
+			i++;
+			continue;
+		}
+		g_debug("%s: regions %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT
+			" overlap: the later one is cut",
+			dir, (guint64)a->dir_index, (guint64)b->dir_index);
+		if (b->r.end <= a->r.end) {
+			g_array_remove_index(regions, i);
+		} else {
+			b->r.start = a->r.end;
+			i++;
 		}
 	}
 	return TRUE;

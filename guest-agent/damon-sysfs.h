@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The guest kernel's DAMON through its sysfs interface
+ * A kernel's DAMON through its sysfs interface
  * (<sysfs>/kernel/mm/damon/admin, Documentation/admin-guide/mm/damon/usage.rst
- * of Linux): one kdamond (kdamonds/0) with one paddr context whose target is
- * every System RAM range.
+ * of Linux): one kdamond (kdamonds/0) with one context and one target. The
+ * guest agent runs a paddr context whose target is every System RAM range of
+ * the guest; the host daemon runs a vaddr context whose target is a QEMU
+ * process (pid_target), to see how the guest's RAM is accessed from outside.
+ * Part of the vrkernel library, which both link.
  *
  * Three layers, each testable alone:
  *   1. struct vr_damon_config: what will be written, in sysfs units, built
@@ -52,6 +55,26 @@
 /* Most tried regions read back from one scheme: DAMON keeps at most
  * max_nr_regions, which the policy bounds far below this. */
 #define VR_DAMON_MAX_TRIED_REGIONS (1U << 16)
+
+/**
+ * enum vr_damon_ops - the operations set of a context (its `operations`
+ * file), i.e. which address space it monitors.
+ * @VR_DAMON_OPS_PADDR:	physical memory; the target is a list of address
+ *			ranges (the guest agent: the guest's System RAM).
+ * @VR_DAMON_OPS_VADDR:	the virtual memory of one process, named by the
+ *			target's pid_target (the host: a QEMU process). The
+ *			kernel chooses and updates the monitored ranges itself
+ *			(the mappings around the two biggest unmapped gaps) at
+ *			every ops update, so regions written for it only seed
+ *			the first interval.
+ */
+enum vr_damon_ops {
+	VR_DAMON_OPS_PADDR,
+	VR_DAMON_OPS_VADDR,
+};
+
+/** vr_damon_ops_name() - "paddr" or "vaddr", as the sysfs files spell them. */
+const char *vr_damon_ops_name(enum vr_damon_ops ops);
 
 /**
  * struct vr_damon_caps - what this kernel's DAMON sysfs offers beyond the
@@ -130,14 +153,20 @@ struct vr_damon_scheme {
 
 /**
  * struct vr_damon_config - everything written for kdamond 0, in sysfs units.
+ * @ops:	the context's operations set (0, the default: paddr).
+ * @pid_target:	vaddr: the process monitored (targets/0/pid_target), > 0;
+ *		paddr: unused (the file is not written).
  * @sample_us, @aggr_us, @update_us: monitoring_attrs/intervals/, in us.
  * @min_nr_regions, @max_nr_regions: monitoring_attrs/nr_regions/.
  * @regions:	the target's regions (struct vr_range, [start, end) bytes,
- *		sorted); owned.
+ *		sorted); owned. paddr: at least one; vaddr: may be empty (the
+ *		kernel picks the process's mappings).
  * @schemes:	struct vr_damon_scheme; [VR_DAMON_STAT_SCHEME] is the stat
  *		scheme, the policy's schemes follow; owned.
  */
 struct vr_damon_config {
+	enum vr_damon_ops ops;
+	int64_t pid_target;
 	uint64_t sample_us;
 	uint64_t aggr_us;
 	uint64_t update_us;
@@ -175,6 +204,25 @@ struct vr_damon_config *vr_damon_config_from_policy(const struct vr_policy *poli
 						    const struct vr_damon_caps *caps,
 						    GError **error);
 
+/**
+ * vr_damon_config_new_monitor() - a configuration that only monitors: @attrs
+ * and the stat scheme alone (everything matches, no quota, watermark metric
+ * none), whose tried regions are the access picture. Pure.
+ * @ops:	the address space: paddr needs @nr_ranges >= 1; vaddr needs
+ *		@pid > 0 and takes @ranges (may be none) as initial regions.
+ * @pid:	vaddr: the process to monitor; ignored for paddr.
+ * @ranges, @nr_ranges: target regions (struct vr_range), validated as for
+ *		vr_damon_config_from_policy().
+ *
+ * Errors (VR_AGENT_ERROR_INVALID): invalid @attrs (naming the attribute), no
+ * range for paddr, a pid <= 0 for vaddr, invalid ranges.
+ * Return: owned by the caller, or NULL with @error.
+ */
+struct vr_damon_config *vr_damon_config_new_monitor(const struct vr_monitor_attrs *attrs,
+						    enum vr_damon_ops ops, int64_t pid,
+						    const struct vr_range *ranges, size_t nr_ranges,
+						    GError **error);
+
 /** vr_damon_config_copy() - a deep copy of @cfg, owned by the caller. */
 struct vr_damon_config *vr_damon_config_copy(const struct vr_damon_config *cfg);
 
@@ -194,11 +242,16 @@ static inline struct vr_damon_scheme *vr_damon_config_scheme(const struct vr_dam
 /* ---- the kernel side ---- */
 
 /**
- * vr_damon_sysfs_probe() - does the kernel have DAMON sysfs with paddr?
- * Checks admin/kdamonds/nr_kdamonds, and avail_operations of context 0 when
- * that file exists. FALSE with VR_AGENT_ERROR_UNSUPPORTED naming what is
- * missing.
+ * vr_damon_sysfs_probe_ops() - does the kernel have DAMON sysfs with the
+ * operations set @ops? Checks admin/kdamonds/nr_kdamonds, and
+ * avail_operations of context 0 when that file exists. FALSE with
+ * VR_AGENT_ERROR_UNSUPPORTED naming what is missing. Only @paths->sysfs is
+ * used.
  */
+gboolean vr_damon_sysfs_probe_ops(const struct vr_agent_paths *paths, enum vr_damon_ops ops,
+				  GError **error);
+
+/** vr_damon_sysfs_probe() - vr_damon_sysfs_probe_ops() for paddr. */
 gboolean vr_damon_sysfs_probe(const struct vr_agent_paths *paths, GError **error);
 
 /**
@@ -210,8 +263,8 @@ gboolean vr_damon_sysfs_probe(const struct vr_agent_paths *paths, GError **error
 void vr_damon_sysfs_detect_caps(const struct vr_agent_paths *paths, struct vr_damon_caps *caps);
 
 /**
- * vr_damon_sysfs_check_free() - may this agent take kdamond 0?
- * @own_kdamond: kdamond 0 runs because this agent started it.
+ * vr_damon_sysfs_check_free() - may this program take kdamond 0?
+ * @own_kdamond: kdamond 0 runs because this program started it.
  *
  * Busy (VR_AGENT_ERROR_BUSY, the message says who) when the DAMON_RECLAIM or
  * DAMON_LRU_SORT module is enabled (they and sysfs kdamonds exclude each
@@ -240,7 +293,8 @@ gboolean vr_damon_module_enabled(const struct vr_agent_paths *paths, const char 
  *
  * Writes nr_kdamonds 1 and nr_contexts 1, then everything below them (each
  * nr_* file before the folders it creates; each min/max pair in an order in
- * which every write is valid), then state "on". Does not check who holds
+ * which every write is valid; operations first, and for vaddr pid_target
+ * right after nr_targets), then state "on". Does not check who holds
  * DAMON (vr_damon_sysfs_check_free()). On failure nothing runs: the kdamond
  * folders are released again (nr_kdamonds 0) and @error names the file and
  * the value refused.

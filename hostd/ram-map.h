@@ -10,6 +10,8 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "monitor.h" /* struct vr_range */
+
 /**
  * struct vr_ram_range - one contiguous piece of guest RAM.
  * @gpa:	its first guest-physical address, bytes.
@@ -22,3 +24,60 @@ struct vr_ram_range {
 	uint64_t hva;
 	uint64_t size;
 };
+
+#define VR_RAM_MAP_ERROR (vr_ram_map_error_quark())
+GQuark vr_ram_map_error_quark(void);
+
+/**
+ * enum vr_ram_map_error - error codes in the VR_RAM_MAP_ERROR domain.
+ * @VR_RAM_MAP_ERROR_INVALID: a map or a guest range is malformed; the message
+ *			      names the entry and what is wrong with it.
+ */
+enum vr_ram_map_error {
+	VR_RAM_MAP_ERROR_INVALID,
+};
+
+/* The page size host ranges are aligned to, bytes (x86-64 base pages). */
+#define VR_RAM_MAP_PAGE_BYTES 4096ULL
+
+/**
+ * vr_ram_map_validate() - check that @map (@nr entries) is a usable map:
+ * at least one entry, every size > 0, neither [gpa, gpa + size) nor
+ * [hva, hva + size) wraps around the 64-bit address space, and the entries
+ * are sorted by gpa without overlapping. Host ranges may be adjacent (QEMU
+ * maps RAM below and above the PCI hole from one block) and need not be
+ * sorted. Pure.
+ * Return: FALSE with @error (VR_RAM_MAP_ERROR_INVALID, naming the entry) when
+ * one of those does not hold.
+ */
+gboolean vr_ram_map_validate(const struct vr_ram_range *map, guint nr, GError **error);
+
+/**
+ * vr_ram_map_translate() - the host-virtual ranges of the QEMU process that
+ * back the guest-physical ranges @guest (@nr_guest struct vr_range, each
+ * [start, end) in bytes, typically the cold regions a guest agent reported).
+ * @map, @nr_map:	the RAM map; validated here (vr_ram_map_validate()).
+ * @guest, @nr_guest:	the guest ranges, in the order they should be acted
+ *			on; an empty one (start == end) is skipped; they need
+ *			not be aligned. Untrusted: checked, never trusted.
+ * @host_ranges:	set to a new array of struct iovec (iov_base the host
+ *			address, iov_len its length in bytes), owned by the
+ *			caller, ready for vr_host_pageout(); unchanged on
+ *			failure.
+ *
+ * Each guest range is split across the map entries it overlaps; the parts
+ * that no entry covers (holes: MMIO, the PCI hole, ranges beyond the RAM)
+ * are dropped. Consecutive pieces that are contiguous in the host are
+ * merged, then every host range is shrunk inward to whole pages
+ * (VR_RAM_MAP_PAGE_BYTES), so no byte outside the guest ranges is ever
+ * included; a range left empty is dropped. The output keeps the order of
+ * @guest. Overlapping guest ranges give overlapping host ranges: pass
+ * disjoint ones. Pure.
+ *
+ * Return: TRUE with @host_ranges (possibly empty); FALSE with @error
+ * (VR_RAM_MAP_ERROR_INVALID) when the map is invalid or a guest range ends
+ * before it starts (the message names its index and addresses).
+ */
+gboolean vr_ram_map_translate(const struct vr_ram_range *map, guint nr_map,
+			      const struct vr_range *guest, guint nr_guest, GArray **host_ranges,
+			      GError **error);

@@ -593,6 +593,35 @@ Test(damon_config, ranges_are_checked)
 	expect_error(e4, VR_AGENT_ERROR_INVALID, "1000|1001|too many|at most", "1001 ranges");
 }
 
+/* The host's configuration: vaddr of one process, the stat scheme alone. */
+Test(damon_config, monitor_only_vaddr)
+{
+	const struct vr_monitor_attrs attrs = VR_MONITOR_ATTRS_DEFAULT;
+	g_autoptr(GError) e1 = NULL, e2 = NULL, e3 = NULL;
+	g_autoptr(vr_damon_config)
+		cfg = vr_damon_config_new_monitor(&attrs, VR_DAMON_OPS_VADDR, 4321, NULL, 0, &e1);
+	g_autoptr(vr_damon_config)
+		no_pid = vr_damon_config_new_monitor(&attrs, VR_DAMON_OPS_VADDR, 0, NULL, 0, &e2);
+	g_autoptr(vr_damon_config) no_range =
+		vr_damon_config_new_monitor(&attrs, VR_DAMON_OPS_PADDR, 4321, NULL, 0, &e3);
+	const struct vr_damon_scheme *st;
+
+	cr_assert_not_null(cfg, "%s", e1 ? e1->message : "");
+	cr_expect_eq(cfg->ops, VR_DAMON_OPS_VADDR);
+	cr_expect_str_eq(vr_damon_ops_name(cfg->ops), "vaddr");
+	cr_expect_eq(cfg->pid_target, 4321);
+	cr_expect_eq(cfg->regions->len, 0, "the kernel picks a process's ranges");
+	cr_assert_eq(cfg->schemes->len, 1, "the stat scheme alone");
+	st = vr_damon_config_scheme(cfg, VR_DAMON_STAT_SCHEME);
+	cr_expect_str_eq(st->action, "stat");
+	cr_expect_eq(st->nr_accesses_max, G_MAXUINT32);
+	cr_expect_str_eq(st->wmarks_metric, "none", "nothing to rest for");
+	cr_assert_null(no_pid);
+	expect_error(e2, VR_AGENT_ERROR_INVALID, "pid", "vaddr without a pid");
+	cr_assert_null(no_range);
+	expect_error(e3, VR_AGENT_ERROR_INVALID, "no RAM range", "paddr without a range");
+}
+
 Test(damon_config, invalid_policy_is_refused)
 {
 	g_autoptr(vr_policy) p = profile(NULL);
@@ -1381,7 +1410,7 @@ Test(damon_sysfs, garbage_in_a_tried_region_names_the_file)
 Test(damon_sysfs, bad_tried_regions)
 {
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-	g_autoptr(GError) e1 = NULL, e2 = NULL, e3 = NULL;
+	g_autoptr(GError) e1 = NULL, e3 = NULL;
 
 	make_tree(&skel_6_12);
 	put_tried(0, 0, 0x2000, 0x2000, "1", "1");
@@ -1390,12 +1419,33 @@ Test(damon_sysfs, bad_tried_regions)
 
 	put_tried(0, 0, 0x1000, 0x3000, "1", "1");
 	put_tried(0, 1, 0x2000, 0x4000, "1", "1");
-	cr_assert_not(vr_damon_sysfs_read_tried_regions(&paths, 0, 10, out, &e2));
-	expect_error(e2, VR_AGENT_ERROR_INVALID, "overlap", "overlapping regions");
-
 	tree_unlink(root, SCHEMES "/0/tried_regions/1/age");
 	cr_assert_not(vr_damon_sysfs_read_tried_regions(&paths, 0, 10, out, &e3));
 	expect_error(e3, VR_AGENT_ERROR_IO, "tried_regions/1/age", "a missing file");
+}
+
+/* A listing made while the kdamond reshapes its regions can hold a region
+ * twice: the later one is cut to what the earlier one does not cover, and a
+ * region wholly inside an earlier one goes. */
+Test(damon_sysfs, overlapping_tried_regions_are_cut)
+{
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GError) err = NULL;
+
+	make_tree(&skel_6_12);
+	put_tried(0, 0, 0x1000, 0x3000, "0", "5");
+	put_tried(0, 1, 0x2000, 0x5000, "0", "5");
+	put_tried(0, 2, 0x3000, 0x4000, "0", "5");
+	cr_assert(vr_damon_sysfs_read_tried_regions(&paths, 0, 10, out, &err), "%s",
+		  err ? err->message : "");
+	cr_assert_eq(out->len, 2, "two regions left (got %u)", out->len);
+	const struct vr_agent_region *a = &g_array_index(out, struct vr_agent_region, 0);
+	const struct vr_agent_region *b = &g_array_index(out, struct vr_agent_region, 1);
+	cr_expect(a->start == 0x1000 && a->end == 0x3000, "the first stays whole");
+	cr_expect(b->start == 0x3000 && b->end == 0x5000,
+		  "the second is cut to [0x3000, 0x5000) (got [%#" G_GINT64_MODIFIER
+		  "x, %#" G_GINT64_MODIFIER "x))",
+		  b->start, b->end);
 }
 
 Test(damon_sysfs, no_tried_regions)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the agent's procfs readers: /proc/meminfo
- * (guest-agent/meminfo.c) and /proc/pressure/memory (guest-agent/psi.c).
- * Parsers are tested on text; readers on a fake procfs in a temporary
- * folder. Parameter structs hold no pointers (Criterion re-executes the
- * binary for each test).
+ * Unit tests of the procfs parsers of /proc/meminfo and /proc/pressure/memory
+ * (common/procfs-text.c) and of the agent's readers of them
+ * (guest-agent/meminfo.c, guest-agent/psi.c). Parsers are tested on text;
+ * readers on a fake procfs in a temporary folder. Parameter structs hold no
+ * pointers (Criterion re-executes the binary for each test).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -96,8 +96,8 @@ ParameterizedTest(struct bad_meminfo *c, meminfo, rejects)
 	struct vr_meminfo m = { .mem_total_bytes = 77 };
 
 	cr_assert_not(vr_meminfo_parse(c->text, &m, &error), "%s: should be rejected", c->name);
-	cr_assert(g_error_matches(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID),
-		  "%s: expected VR_AGENT_ERROR_INVALID", c->name);
+	cr_assert(g_error_matches(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID),
+		  "%s: expected VR_PROCFS_TEXT_ERROR_INVALID", c->name);
 	cr_assert(msg_has_any(error->message, c->field), "%s: the error should name %s, got: %s",
 		  c->name, c->field, error->message);
 	cr_assert_eq(m.mem_total_bytes, 77, "%s: a failed parse must leave the output alone",
@@ -202,8 +202,8 @@ ParameterizedTest(struct bad_psi *c, psi, rejects)
 	struct vr_psi_memory p = { .some.total_us = 77 };
 
 	cr_assert_not(vr_psi_parse(c->text, &p, &error), "%s: should be rejected", c->name);
-	cr_assert(g_error_matches(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID),
-		  "%s: expected VR_AGENT_ERROR_INVALID", c->name);
+	cr_assert(g_error_matches(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID),
+		  "%s: expected VR_PROCFS_TEXT_ERROR_INVALID", c->name);
 	cr_assert(msg_has_any(error->message, c->names), "%s: the error should name %s, got: %s",
 		  c->name, c->names, error->message);
 	cr_assert_eq(p.some.total_us, 77, "%s: a failed parse must leave the output alone",

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The fleet quota: each domain's cold-byte histogram from its agent's
+ * picture, and the window's quota shared across domains. See fleet-quota.h.
+ */
+#include "fleet-quota.h"
+
+#include <string.h>
+
+#include "agent-region.h"
+
+/* clang-format off */
+G_DEFINE_QUARK(vr-fleet-error-quark, vr_fleet_error)
+/* clang-format on */
+
+static gboolean scheme_has_cold_score(const struct vr_scheme *s)
+{
+	return s->action == VR_ACTION_PAGEOUT || s->action == VR_ACTION_COLD;
+}
+
+static gboolean check_intervals(uint64_t sample_interval_us, uint64_t aggr_interval_us,
+				GError **error)
+{
+	if (sample_interval_us == 0) {
+		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+			    "the picture's sample_interval_us is 0: it must be above 0");
+		return FALSE;
+	}
+	if (aggr_interval_us < sample_interval_us ||
+	    aggr_interval_us > VR_FLEET_MAX_AGGR_INTERVAL_US) {
+		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+			    "the picture's aggr_interval_us is %" G_GUINT64_FORMAT
+			    ": it must be from sample_interval_us (%" G_GUINT64_FORMAT
+			    ") to %" G_GUINT64_FORMAT,
+			    aggr_interval_us, sample_interval_us, VR_FLEET_MAX_AGGR_INTERVAL_US);
+		return FALSE;
+	}
+	if (aggr_interval_us / sample_interval_us > VR_FLEET_MAX_NR_ACCESSES) {
+		g_set_error(
+			error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+			"the picture's aggr_interval_us / sample_interval_us is %" G_GUINT64_FORMAT
+			": it must be at most %u",
+			aggr_interval_us / sample_interval_us, VR_FLEET_MAX_NR_ACCESSES);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Checks region @i of the picture against its predecessor @prev (NULL for the
+ * first) and the access count bound. */
+static gboolean check_region(const struct vr_agent_region *r, const struct vr_agent_region *prev,
+			     guint i, uint64_t max_nr_accesses, GError **error)
+{
+	if (r->end <= r->start) {
+		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+			    "region %u [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+			    "x) is empty: its end must be above its start",
+			    i, r->start, r->end);
+		return FALSE;
+	}
+	if (prev && r->start < prev->end) {
+		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+			    "region %u starts at 0x%" G_GINT64_MODIFIER
+			    "x, below the end of region %u (0x%" G_GINT64_MODIFIER
+			    "x): regions must be sorted and must not overlap",
+			    i, r->start, i - 1, prev->end);
+		return FALSE;
+	}
+	if (r->nr_accesses > max_nr_accesses) {
+		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+			    "region %u has nr_accesses %u, more than the %" G_GUINT64_FORMAT
+			    " sampling intervals of an aggregation interval",
+			    i, r->nr_accesses, max_nr_accesses);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval_us,
+				 uint64_t aggr_interval_us, const struct vr_scheme *scheme,
+				 uint64_t guest_memory_bytes, uint64_t *hist_bytes, GError **error)
+{
+	const struct vr_monitor_attrs attrs = {
+		.sample_interval_us = sample_interval_us,
+		.aggr_interval_us = aggr_interval_us,
+	};
+	uint64_t hist[VR_MAX_SCORE + 1] = { 0 };
+	uint64_t total_bytes = 0, max_nr_accesses;
+	guint n = regions ? regions->len : 0;
+
+	memset(hist_bytes, 0, sizeof(hist));
+	if (!scheme_has_cold_score(scheme)) {
+		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_INVALID,
+			    "scheme '%s' has action %s: only pageout and cold schemes have a cold "
+			    "score",
+			    scheme->name ? scheme->name : "?", vr_action_name(scheme->action));
+		return FALSE;
+	}
+	if (!check_intervals(sample_interval_us, aggr_interval_us, error))
+		return FALSE;
+	max_nr_accesses = aggr_interval_us / sample_interval_us;
+	for (guint i = 0; i < n; i++) {
+		const struct vr_agent_region *ar =
+			&g_array_index(regions, struct vr_agent_region, i);
+		struct vr_region r;
+
+		if (!check_region(ar, i ? ar - 1 : NULL, i, max_nr_accesses, error))
+			return FALSE;
+		/* Disjoint regions below 2^64 add up to less than 2^64: no overflow. */
+		total_bytes += ar->end - ar->start;
+		if (total_bytes > guest_memory_bytes) {
+			g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+				    "the picture's regions 0..%u cover %" G_GUINT64_FORMAT
+				    " bytes, more than the guest's %" G_GUINT64_FORMAT
+				    " bytes of memory: the picture is refused",
+				    i, total_bytes, guest_memory_bytes);
+			return FALSE;
+		}
+		r = (struct vr_region){
+			.start = ar->start,
+			.end = ar->end,
+			.nr_accesses = ar->nr_accesses,
+			.age = ar->age,
+		};
+		if (vr_access_pattern_match(&scheme->pattern, &r, &attrs))
+			hist[vr_cold_score(&r, &attrs, &scheme->quota)] += ar->end - ar->start;
+	}
+	memcpy(hist_bytes, hist, sizeof(hist));
+	return TRUE;
+}
+
+uint32_t vr_fleet_adjusted_score(uint32_t score, uint32_t priority)
+{
+	return MIN(score, VR_MAX_SCORE) + VR_FLEET_MAX_PRIORITY -
+	       MIN(priority, VR_FLEET_MAX_PRIORITY);
+}
+
+/* max(0, rss - guaranteed) of an eligible domain, 0 otherwise. */
+static uint64_t give_limit(const struct vr_fleet_domain *d)
+{
+	if (!d->eligible || d->rss_bytes <= d->guaranteed_bytes)
+		return 0;
+	return d->rss_bytes - d->guaranteed_bytes;
+}
+
+uint64_t vr_fleet_available_bytes(const struct vr_fleet_domain *d)
+{
+	uint64_t cold_bytes = 0;
+
+	for (guint s = 0; s <= VR_MAX_SCORE; s++)
+		cold_bytes = d->hist_bytes[s] > G_MAXUINT64 - cold_bytes ?
+				     G_MAXUINT64 :
+				     cold_bytes + d->hist_bytes[s];
+	return MIN(cold_bytes, give_limit(d));
+}
+
+/*
+ * The threshold score: @rest_bytes (less than @sum_bytes, the sum of
+ * @offer_bytes) split in proportion to @offer_bytes into @shares_bytes. Each
+ * gets the rounded-down part; the bytes left by rounding go one each to the
+ * largest remainders, ties to the lower index. Since @rest_bytes < @sum_bytes,
+ * a domain's part is below its offer, so the extra byte never exceeds it.
+ */
+static void split_threshold(const uint64_t *offer_bytes, size_t nr, unsigned __int128 sum_bytes,
+			    uint64_t rest_bytes, uint64_t *shares_bytes)
+{
+	g_autofree unsigned __int128 *rem = g_new0(unsigned __int128, nr);
+	g_autofree bool *bumped = g_new0(bool, nr);
+	uint64_t given_bytes = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		unsigned __int128 scaled = (unsigned __int128)rest_bytes * offer_bytes[i];
+		uint64_t part = (uint64_t)(scaled / sum_bytes);
+
+		rem[i] = scaled % sum_bytes;
+		shares_bytes[i] += part;
+		given_bytes += part;
+	}
+	/* Fewer bytes left over than domains with an offer: each gets at most one. */
+	for (uint64_t extra = rest_bytes - given_bytes; extra > 0; extra--) {
+		size_t best = nr;
+
+		for (size_t i = 0; i < nr; i++) {
+			if (!offer_bytes[i] || bumped[i])
+				continue;
+			if (best == nr || rem[i] > rem[best])
+				best = i;
+		}
+		if (best == nr)
+			break; /* cannot happen: see above */
+		bumped[best] = true;
+		shares_bytes[best]++;
+	}
+}
+
+gboolean vr_fleet_distribute(const struct vr_fleet_domain *domains, size_t nr, uint64_t quota_bytes,
+			     uint64_t *shares_bytes, GError **error)
+{
+	g_autofree uint64_t *left_bytes = NULL;
+	g_autofree uint64_t *offer_bytes = NULL;
+	uint64_t quota_left = quota_bytes;
+
+	if (nr == 0)
+		return TRUE;
+	memset(shares_bytes, 0, nr * sizeof(*shares_bytes));
+	for (size_t i = 0; i < nr; i++) {
+		if (domains[i].priority > VR_FLEET_MAX_PRIORITY) {
+			g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_INVALID,
+				    "domain %zu%s%s%s has priority %u: it must be from 0 to %u", i,
+				    domains[i].name ? " '" : "",
+				    domains[i].name ? domains[i].name : "",
+				    domains[i].name ? "'" : "", domains[i].priority,
+				    VR_FLEET_MAX_PRIORITY);
+			return FALSE;
+		}
+	}
+	left_bytes = g_new0(uint64_t, nr);
+	offer_bytes = g_new0(uint64_t, nr);
+	for (size_t i = 0; i < nr; i++)
+		left_bytes[i] = give_limit(&domains[i]);
+
+	for (int adjusted = VR_FLEET_MAX_ADJUSTED_SCORE; adjusted >= 0 && quota_left; adjusted--) {
+		unsigned __int128 sum_bytes = 0;
+
+		for (size_t i = 0; i < nr; i++) {
+			int score = adjusted - (int)(VR_FLEET_MAX_PRIORITY - domains[i].priority);
+
+			offer_bytes[i] = 0;
+			if (!left_bytes[i] || score < 0 || score > VR_MAX_SCORE)
+				continue;
+			offer_bytes[i] = MIN(domains[i].hist_bytes[score], left_bytes[i]);
+			sum_bytes += offer_bytes[i];
+		}
+		if (sum_bytes == 0)
+			continue;
+		if (sum_bytes > quota_left) {
+			split_threshold(offer_bytes, nr, sum_bytes, quota_left, shares_bytes);
+			break;
+		}
+		for (size_t i = 0; i < nr; i++) {
+			shares_bytes[i] += offer_bytes[i];
+			left_bytes[i] -= offer_bytes[i];
+		}
+		quota_left -= (uint64_t)sum_bytes;
+	}
+	return TRUE;
+}

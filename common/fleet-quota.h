@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The fleet quota: how many bytes each domain gives in a window when the
+ * host needs memory (ARCHITECTURE.md, data flow 3).
+ *
+ * Two pure steps, no I/O and no clock:
+ *
+ * 1. vr_fleet_cold_histogram(): from a guest agent's region picture (untrusted:
+ *    validated and bounded) and the domain's pageout scheme, the bytes the
+ *    scheme would select per cold score (SEMANTICS.md §2.2), 0..VR_MAX_SCORE.
+ * 2. vr_fleet_distribute(): DAMOS prioritization across domains. The fleet
+ *    quota of the window goes to the coldest eligible bytes fleet-wide, with
+ *    each domain's priority moving its scores down, never taking a domain
+ *    below its guaranteed memory.
+ *
+ * The daemon then hands each domain its share as the quota of the agent's
+ * scheme for the window; the agent picks the regions itself.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "monitor.h"
+#include "scheme.h"
+
+#define VR_FLEET_ERROR (vr_fleet_error_quark())
+GQuark vr_fleet_error_quark(void);
+
+/**
+ * enum vr_fleet_error - error codes in the VR_FLEET_ERROR domain.
+ * @VR_FLEET_ERROR_PICTURE: a guest's region picture is inconsistent (unsorted
+ *	or overlapping regions, more bytes than the guest has, impossible access
+ *	counts or intervals); the message names the region or field.
+ * @VR_FLEET_ERROR_INVALID: the caller's data is out of range (a priority above
+ *	VR_FLEET_MAX_PRIORITY, a scheme without a cold score).
+ */
+enum vr_fleet_error {
+	VR_FLEET_ERROR_PICTURE,
+	VR_FLEET_ERROR_INVALID,
+};
+
+/* Priorities go from 0 (gives first) to this (gives last). */
+#define VR_FLEET_MAX_PRIORITY 100U
+
+/* Adjusted scores go from 0 to this: VR_MAX_SCORE + VR_FLEET_MAX_PRIORITY. */
+#define VR_FLEET_MAX_ADJUSTED_SCORE (VR_MAX_SCORE + VR_FLEET_MAX_PRIORITY)
+
+/*
+ * The longest aggregation interval a picture may claim, in us: 1 hour. It
+ * keeps age * aggr_interval_us (the score's age in us, age being 32 bits)
+ * within 64 bits, and no sane monitor aggregates for longer.
+ */
+#define VR_FLEET_MAX_AGGR_INTERVAL_US ((uint64_t)3600 * 1000 * 1000)
+
+/*
+ * The most sampling intervals per aggregation interval a picture may claim:
+ * the monitor's own bound (vr_monitor_attrs_validate()).
+ */
+#define VR_FLEET_MAX_NR_ACCESSES 65536U
+
+/**
+ * vr_fleet_cold_histogram() - the eligible cold bytes of one domain, per cold
+ * score.
+ * @regions:		the agent's picture: struct vr_agent_region, sorted by
+ *			address, not overlapping, each start < end. Untrusted.
+ * @sample_interval_us:	the picture's sampling interval, us, > 0.
+ * @aggr_interval_us:	its aggregation interval, us, at least
+ *			@sample_interval_us, at most
+ *			VR_FLEET_MAX_AGGR_INTERVAL_US, and at most
+ *			VR_FLEET_MAX_NR_ACCESSES sampling intervals long. The
+ *			regions' nr_accesses count sampling intervals of it and
+ *			their age counts aggregation intervals of it.
+ * @scheme:		the domain's pageout (or cold) scheme: its access
+ *			pattern selects the regions, its quota weights score
+ *			them (vr_cold_score()). Borrowed.
+ * @guest_memory_bytes:	the guest's memory size, bytes: the picture may cover
+ *			at most this many bytes.
+ * @hist_bytes:		out, VR_MAX_SCORE + 1 entries: bytes of the selected
+ *			regions per cold score. Zeroed first; left all zero on
+ *			error.
+ *
+ * Only the regions @scheme's pattern selects count (the bytes the agent could
+ * page out); the others (hot, too young, wrong size) are not offered to the
+ * fleet. Pure.
+ *
+ * Return: FALSE with @error (VR_FLEET_ERROR_PICTURE, naming the region index
+ * and values) when a region is empty, out of order or overlaps the previous
+ * one, claims more accesses than sampling intervals, when the intervals are
+ * out of range, or when the regions add up to more than
+ * @guest_memory_bytes (a guest claiming memory it does not have);
+ * VR_FLEET_ERROR_INVALID when @scheme's action has no cold score.
+ */
+gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval_us,
+				 uint64_t aggr_interval_us, const struct vr_scheme *scheme,
+				 uint64_t guest_memory_bytes, uint64_t *hist_bytes, GError **error);
+
+/**
+ * struct vr_fleet_domain - one domain as the fleet quota sees it in a window.
+ * @name:		for error messages; borrowed, may be NULL.
+ * @priority:		0..VR_FLEET_MAX_PRIORITY; higher = more important =
+ *			gives later (see vr_fleet_adjusted_score()).
+ * @rss_bytes:		memory the domain holds on the host now, bytes.
+ * @guaranteed_bytes:	memory the domain keeps whatever happens, bytes: its
+ *			share is at most max(0, @rss_bytes - @guaranteed_bytes).
+ * @hist_bytes:		eligible cold bytes per cold score
+ *			(vr_fleet_cold_histogram()).
+ * @eligible:		false for a domain that cannot give this window
+ *			(paused, no agent, no picture yet): its share is 0.
+ */
+struct vr_fleet_domain {
+	const char *name;
+	uint32_t priority;
+	uint64_t rss_bytes;
+	uint64_t guaranteed_bytes;
+	uint64_t hist_bytes[VR_MAX_SCORE + 1];
+	bool eligible;
+};
+
+/**
+ * vr_fleet_adjusted_score() - where bytes of cold score @score (0..VR_MAX_SCORE)
+ * of a domain with @priority (0..VR_FLEET_MAX_PRIORITY) rank fleet-wide:
+ * @score + VR_FLEET_MAX_PRIORITY - @priority, 0..VR_FLEET_MAX_ADJUSTED_SCORE.
+ * Higher goes first.
+ *
+ * Why a shift and not a scale (score * (100 - priority) / 100): a shift keeps
+ * every domain's own order intact (its coldest bytes still rank above its
+ * less cold ones, whatever its priority), which is the order its agent will
+ * reclaim in; a scale would fold distinct scores of an important domain into
+ * one. With age-only weights the cold score of unused memory grows by about
+ * 1.5 per doubling of idle time (SEMANTICS.md §2.2), so one priority point is
+ * worth about two-thirds of a doubling: a domain 10 points more important
+ * gives a region only once it has been idle about 90 times longer than one of
+ * the less important domain. Unused memory the default scheme selects scores
+ * about 55..99, so a priority difference of 50 or more orders the domains
+ * strictly: the important one gives only what is left.
+ */
+uint32_t vr_fleet_adjusted_score(uint32_t score, uint32_t priority);
+
+/**
+ * vr_fleet_available_bytes() - what @d could give at most this window, bytes:
+ * 0 when it is not eligible, otherwise the smaller of its eligible cold bytes
+ * (the sum of its histogram, saturating) and max(0, rss - guaranteed).
+ */
+uint64_t vr_fleet_available_bytes(const struct vr_fleet_domain *d);
+
+/**
+ * vr_fleet_distribute() - share @quota_bytes among @nr @domains.
+ * @domains:	the domains; borrowed. May be NULL when @nr is 0.
+ * @nr:		how many.
+ * @quota_bytes: the fleet quota of this window, bytes (0: nothing is taken;
+ *		G_MAXUINT64 for no limit).
+ * @shares_bytes: out, @nr entries: each domain's share of the window, bytes.
+ *		All 0 on error.
+ *
+ * DAMOS prioritization over the domains' merged histograms: every eligible
+ * domain's bytes of cold score s rank at vr_fleet_adjusted_score(s, priority).
+ * Walking adjusted scores from the highest down, the fleet takes all bytes of
+ * a score while the quota lasts. At the score where the rest of the quota no
+ * longer covers them all (the threshold), the rest is split among the domains
+ * in proportion to their bytes there (whole bytes, rounding down, the bytes
+ * left over by rounding going one each to the largest remainders, ties to the
+ * lower index), and the walk stops. A domain never gives more than
+ * max(0, rss - guaranteed): once it reaches that it offers nothing more, and
+ * what it could not give goes to the next bytes in the walk. Ineligible
+ * domains get 0.
+ *
+ * So: the sum of the shares is exactly min(@quota_bytes, the sum of
+ * vr_fleet_available_bytes()); each share is at most the domain's available
+ * bytes; equal domains get equal shares (to a byte); the result depends only
+ * on the inputs and their order. O(nr * adjusted scores).
+ *
+ * Return: FALSE with @error (VR_FLEET_ERROR_INVALID, naming the domain) when
+ * a priority is above VR_FLEET_MAX_PRIORITY.
+ */
+gboolean vr_fleet_distribute(const struct vr_fleet_domain *domains, size_t nr, uint64_t quota_bytes,
+			     uint64_t *shares_bytes, GError **error);

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Host watermarks: does the host need memory from its guests this window?
+ *
+ * DAMON's watermarks (SEMANTICS.md §2.3) applied to the host as a whole, plus
+ * memory pressure: the daemon reads a snapshot of the host (/proc/meminfo,
+ * /proc/pressure/memory) at the edge and asks vr_host_needs_memory(), which
+ * is pure. When the host does not need memory, the fleet takes nothing and
+ * the guests' agents only run their own policies.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scheme.h"
+
+#define VR_HOST_WATERMARKS_ERROR (vr_host_watermarks_error_quark())
+GQuark vr_host_watermarks_error_quark(void);
+
+/**
+ * enum vr_host_watermarks_error - error codes in VR_HOST_WATERMARKS_ERROR.
+ * @VR_HOST_WATERMARKS_ERROR_INVALID: a field is out of range (the message
+ *	names it and its value).
+ */
+enum vr_host_watermarks_error {
+	VR_HOST_WATERMARKS_ERROR_INVALID,
+};
+
+/* free_mem_rate is per thousand of total memory: 0..1000. */
+#define VR_HOST_FREE_MEM_RATE_MAX 1000U
+
+/* PSI shares of time in basis points: 10000 = 100.00%. */
+#define VR_HOST_PSI_BP_MAX 10000U
+
+/**
+ * struct vr_host_snapshot - what the host looks like now.
+ * @mem_total_bytes:	 MemTotal, bytes.
+ * @mem_available_bytes: MemAvailable (what can be allocated without
+ *			 swapping), bytes.
+ * @psi_some_avg10_bp:	 memory PSI "some" avg10: share of the last 10 s in
+ *			 which at least one task stalled on memory, in basis
+ *			 points of time (the kernel's "12.34" -> 1234;
+ *			 0..10000).
+ * @psi_full_avg10_bp:	 memory PSI "full" avg10: every non-idle task
+ *			 stalled at once, basis points as above.
+ */
+struct vr_host_snapshot {
+	uint64_t mem_total_bytes;
+	uint64_t mem_available_bytes;
+	uint32_t psi_some_avg10_bp;
+	uint32_t psi_full_avg10_bp;
+};
+
+/**
+ * struct vr_host_watermarks - when the host needs memory.
+ * @metric:		VR_WMARK_NONE (always needed) or VR_WMARK_FREE_MEM_RATE
+ *			(MemAvailable per thousand of MemTotal, 0..1000).
+ * @high, @mid, @low:	free_mem_rate thresholds, per-mille, 1000 >= high >=
+ *			mid >= low (ignored with metric none). Above @high the
+ *			host has enough; below @low vreclaim steps aside for
+ *			the kernel's own reclaim; it starts below @mid
+ *			and, once started, keeps going up to @high.
+ * @psi_some_threshold_bp: memory PSI "some" avg10 at or above which the host
+ *			needs memory whatever the free rate says, basis points
+ *			(1..10000); 0 = off.
+ * @psi_full_threshold_bp: the same for PSI "full" avg10; 0 = off.
+ */
+struct vr_host_watermarks {
+	enum vr_wmark_metric metric;
+	uint32_t high;
+	uint32_t mid;
+	uint32_t low;
+	uint32_t psi_some_threshold_bp;
+	uint32_t psi_full_threshold_bp;
+};
+
+/**
+ * vr_host_watermarks_validate() - check @wm, naming the first bad field and
+ * its value: an unknown metric, a threshold above 1000 per-mille or not
+ * high >= mid >= low (with metric free_mem_rate), a PSI threshold above
+ * 10000 bp. Errors are VR_HOST_WATERMARKS_ERROR_INVALID.
+ */
+gboolean vr_host_watermarks_validate(const struct vr_host_watermarks *wm, GError **error);
+
+/**
+ * vr_host_free_mem_rate() - MemAvailable per thousand of MemTotal, truncated,
+ * 0..1000 (MemAvailable above MemTotal counts as MemTotal). 0 when MemTotal is
+ * 0 (a snapshot that could not be read says nothing is free).
+ */
+uint32_t vr_host_free_mem_rate(const struct vr_host_snapshot *snap);
+
+/**
+ * vr_host_psi_exceeded() - is a PSI threshold of @wm that is on (not 0) met
+ * or exceeded by @snap?
+ */
+bool vr_host_psi_exceeded(const struct vr_host_watermarks *wm, const struct vr_host_snapshot *snap);
+
+/**
+ * vr_host_needs_memory() - does the host need memory from its guests now?
+ * @wm:		the watermarks (valid).
+ * @snap:	the host now.
+ * @was_needed:	the answer of the previous window (false at start).
+ *
+ * TRUE when a PSI threshold is met (vr_host_psi_exceeded()), whatever the free
+ * rate says; otherwise TRUE with metric none; otherwise DAMON's hysteresis on
+ * the free rate (vr_watermarks_next_state() with @was_needed as the active
+ * state): above high or below low no; from not needed to needed only below
+ * mid (and at or above low); needed stays needed up to high.
+ */
+bool vr_host_needs_memory(const struct vr_host_watermarks *wm, const struct vr_host_snapshot *snap,
+			  bool was_needed);

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Parsers of the procfs texts that the guest agent and the host daemon both
+ * read: lists of "Name: N kB" fields (/proc/meminfo, /proc/<pid>/status,
+ * /proc/<pid>/smaps_rollup), /proc/meminfo itself and memory pressure stall
+ * information (/proc/pressure/memory). Text in, struct out: no I/O. Each
+ * parser is strict: a field that is missing, repeated, malformed or too
+ * large is an error naming it, and a failed parse leaves the output alone.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VR_PROCFS_TEXT_ERROR (vr_procfs_text_error_quark())
+GQuark vr_procfs_text_error_quark(void);
+
+/**
+ * enum vr_procfs_text_error - error codes in the VR_PROCFS_TEXT_ERROR domain.
+ * @VR_PROCFS_TEXT_ERROR_INVALID: the text does not parse; the message names
+ *				  the field or line and what it held.
+ */
+enum vr_procfs_text_error {
+	VR_PROCFS_TEXT_ERROR_INVALID,
+};
+
+/* Most fields one vr_kb_fields_parse() call can look for. */
+#define VR_KB_FIELDS_MAX 32
+
+/**
+ * struct vr_kb_field - one "Name: N kB" field a parser needs.
+ * @name:	the name before the colon ("VmRSS").
+ * @offset:	offsetof() the uint64_t member, in bytes, that receives it.
+ */
+struct vr_kb_field {
+	const char *name;
+	size_t offset;
+};
+
+/**
+ * vr_kb_fields_parse() - find each of @fields (at most VR_KB_FIELDS_MAX) in
+ * @text exactly once as a line "Name:<spaces or tabs><digits> kB" and store
+ * its value in bytes at @out + offset. Lines with other names are ignored.
+ * Pure.
+ * Return: FALSE with @error (VR_PROCFS_TEXT_ERROR_INVALID, naming the field
+ * and what it held) when a field is missing, repeated, not a number of kB or
+ * too large for 64 bits of bytes; @out is then unchanged.
+ */
+gboolean vr_kb_fields_parse(const char *text, const struct vr_kb_field *fields, guint nr_fields,
+			    void *out, GError **error);
+
+/**
+ * struct vr_meminfo - a snapshot of /proc/meminfo, in bytes.
+ * @mem_total_bytes:	 MemTotal (> 0).
+ * @mem_free_bytes:	 MemFree (<= MemTotal).
+ * @mem_available_bytes: MemAvailable (the kernel's estimate of what can be
+ *			 allocated without swapping).
+ * @swap_total_bytes:	 SwapTotal.
+ * @swap_free_bytes:	 SwapFree (<= SwapTotal).
+ */
+struct vr_meminfo {
+	uint64_t mem_total_bytes;
+	uint64_t mem_free_bytes;
+	uint64_t mem_available_bytes;
+	uint64_t swap_total_bytes;
+	uint64_t swap_free_bytes;
+};
+
+/**
+ * vr_meminfo_parse() - parse the text of /proc/meminfo. Each of MemTotal,
+ * MemFree, MemAvailable, SwapTotal and SwapFree must appear exactly once as
+ * "Name:<spaces><digits> kB"; other lines are ignored. Pure.
+ * Return: FALSE with @error (VR_PROCFS_TEXT_ERROR_INVALID, naming the field
+ * and what it held) when a field is missing, repeated, malformed, overflows
+ * bytes, MemTotal is 0, or a free amount exceeds its total.
+ */
+gboolean vr_meminfo_parse(const char *text, struct vr_meminfo *out, GError **error);
+
+/**
+ * vr_meminfo_free_mem_rate() - free memory per thousand of total, DAMON's
+ * watermark metric: MemFree * 1000 / MemTotal (truncated); 0 when MemTotal
+ * is 0.
+ */
+uint64_t vr_meminfo_free_mem_rate(const struct vr_meminfo *m);
+
+/**
+ * struct vr_psi_line - one line of a PSI file.
+ * @avg10_bp, @avg60_bp, @avg300_bp: stalled share of the last 10, 60 and
+ *		300 s in basis points of time (the kernel's percentages with
+ *		two decimals, times 100: "12.34" -> 1234; 0..10000).
+ * @total_us:	cumulative stall time since boot, us.
+ */
+struct vr_psi_line {
+	uint32_t avg10_bp;
+	uint32_t avg60_bp;
+	uint32_t avg300_bp;
+	uint64_t total_us;
+};
+
+/**
+ * struct vr_psi_memory - /proc/pressure/memory:
+ *
+ *   some avg10=0.12 avg60=0.05 avg300=0.01 total=123456
+ *   full avg10=0.00 avg60=0.00 avg300=0.00 total=4567
+ *
+ * @some: at least one task stalled on memory.
+ * @full: every non-idle task stalled at once.
+ */
+struct vr_psi_memory {
+	struct vr_psi_line some;
+	struct vr_psi_line full;
+};
+
+/**
+ * vr_psi_parse() - parse the text of a memory PSI file: exactly a "some"
+ * line then a "full" line, each "avg10=A avg60=A avg300=A total=N" with A
+ * a percentage with at most two decimals (at most 100) and N a decimal
+ * count. Pure. Return: FALSE with @error (VR_PROCFS_TEXT_ERROR_INVALID,
+ * naming the line and field) otherwise.
+ */
+gboolean vr_psi_parse(const char *text, struct vr_psi_memory *out, GError **error);

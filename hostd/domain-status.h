@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What vreclaimd shows operators: a plain snapshot of each domain it knows
+ * (struct vr_domain_status) and of itself (struct vr_daemon_status). The
+ * daemon fills them on request; the control socket (control.h) sends them
+ * to vreclaimctl and the metrics exporter (metrics.h) renders them.
+ *
+ * Plain data: every string is a fixed-size, NUL-terminated char array (the
+ * daemon cuts what does not fit with g_strlcpy()), so a snapshot is copied
+ * with memcpy and freed with one g_free. Names of the enums are the words of
+ * the wire format, the CLI and the docs.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Sizes of the string members in bytes, the NUL included. */
+#define VR_DOMAIN_NAME_SIZE	     256 /* libvirt keeps <name>.xml files: NAME_MAX */
+#define VR_DOMAIN_UUID_SIZE	     37	 /* 36 characters, 8-4-4-4-12 */
+#define VR_DOMAIN_REASON_SIZE	     256
+#define VR_DOMAIN_POLICY_SIZE	     64
+#define VR_DOMAIN_AGENT_VERSION_SIZE 65 /* VR_PROTO_MAX_AGENT_LEN + 1 */
+#define VR_DOMAIN_BACKEND_SIZE	     33 /* VR_PROTO_MAX_BACKEND_LEN + 1 */
+#define VR_DOMAIN_ERROR_SIZE	     512
+#define VR_DAEMON_VERSION_SIZE	     32
+#define VR_DAEMON_URI_SIZE	     256
+
+/* A domain's priority: 0..this (the `priority=` setting). */
+#define VR_STATUS_PRIORITY_MAX 100
+
+/* The host's free memory rate, per-mille: 0..this. */
+#define VR_PERMILLE_MAX 1000
+
+/**
+ * enum vr_agent_state - the daemon's link to a domain's guest agent.
+ * @VR_AGENT_STATE_NONE:	no agent (none configured, or not tried yet).
+ * @VR_AGENT_STATE_CONNECTING:	connecting, or waiting for its hello.
+ * @VR_AGENT_STATE_CONNECTED:	it answered hello and is driven.
+ * @VR_AGENT_STATE_FAILED:	the link failed (see the domain's last error);
+ *				the daemon retries later.
+ */
+enum vr_agent_state {
+	VR_AGENT_STATE_NONE,
+	VR_AGENT_STATE_CONNECTING,
+	VR_AGENT_STATE_CONNECTED,
+	VR_AGENT_STATE_FAILED,
+};
+
+/**
+ * enum vr_active_action - what the daemon is doing to a domain right now.
+ * @VR_ACTIVE_ACTION_NONE:	   nothing.
+ * @VR_ACTIVE_ACTION_AGENT_RECLAIM: the guest agent reclaims in the guest.
+ * @VR_ACTIVE_ACTION_HOST_PAGEOUT:  the host pages out the QEMU process's
+ *				   guest RAM.
+ * @VR_ACTIVE_ACTION_BALLOON:	   the balloon is inflated.
+ */
+enum vr_active_action {
+	VR_ACTIVE_ACTION_NONE,
+	VR_ACTIVE_ACTION_AGENT_RECLAIM,
+	VR_ACTIVE_ACTION_HOST_PAGEOUT,
+	VR_ACTIVE_ACTION_BALLOON,
+};
+
+/**
+ * struct vr_domain_status - one domain as the daemon sees it now.
+ * @name:	     the libvirt domain name.
+ * @uuid:	     its libvirt UUID, 36 characters.
+ * @managed:	     whether vreclaimd reclaims from it.
+ * @reason:	     why it is not managed ("not opted in", "not a QEMU domain",
+ *		     "no agent channel", "metadata: <error>", ...); empty when
+ *		     @managed.
+ * @policy:	     the name of the policy it runs; empty when none.
+ * @priority:	     its priority, 0..VR_STATUS_PRIORITY_MAX.
+ * @guaranteed_bytes: memory never reclaimed from it, bytes.
+ * @agent_state:     the link to its guest agent.
+ * @agent_version:   the agent's version (from its hello); empty if unknown.
+ * @agent_backend:   the agent's reclaim backend ("damon", "memcg", ...);
+ *		     empty if unknown.
+ * @action:	     what is done to it right now.
+ * @paused:	     whether an operator paused reclaim for it.
+ * @share_bytes:     this window's share of the fleet quota, bytes.
+ * @reclaimed_bytes: bytes reclaimed from it since it became managed.
+ * @rss_start_bytes: the QEMU process's resident size when it became
+ *		     managed, bytes.
+ * @rss_bytes:	     the QEMU process's resident size now, bytes.
+ * @swap_bytes:	     the QEMU process's swapped-out size now, bytes.
+ * @qt_exceeds:	     how often its quota ran out (since managed).
+ * @cold_bytes:	     bytes eligible as cold in its last access picture.
+ * @daemon_cpu_us:   the daemon's CPU time spent on it, microseconds.
+ * @last_error:	     the last thing that went wrong with it; empty if none.
+ */
+struct vr_domain_status {
+	char name[VR_DOMAIN_NAME_SIZE];
+	char uuid[VR_DOMAIN_UUID_SIZE];
+	gboolean managed;
+	char reason[VR_DOMAIN_REASON_SIZE];
+	char policy[VR_DOMAIN_POLICY_SIZE];
+	guint priority;
+	uint64_t guaranteed_bytes;
+	enum vr_agent_state agent_state;
+	char agent_version[VR_DOMAIN_AGENT_VERSION_SIZE];
+	char agent_backend[VR_DOMAIN_BACKEND_SIZE];
+	enum vr_active_action action;
+	gboolean paused;
+	uint64_t share_bytes;
+	uint64_t reclaimed_bytes;
+	uint64_t rss_start_bytes;
+	uint64_t rss_bytes;
+	uint64_t swap_bytes;
+	uint64_t qt_exceeds;
+	uint64_t cold_bytes;
+	uint64_t daemon_cpu_us;
+	char last_error[VR_DOMAIN_ERROR_SIZE];
+};
+
+/**
+ * struct vr_daemon_status - the daemon itself.
+ * @version:		   vreclaimd's version.
+ * @uptime_ms:		   time since it started, ms.
+ * @libvirt_uri:	   the libvirt URI it manages.
+ * @libvirt_connected:	   whether its libvirt connection is up.
+ * @host_needs_memory:	   whether the host asks for memory back now (its
+ *			   watermarks are on).
+ * @free_mem_rate_permille: the host's free memory rate, 0..VR_PERMILLE_MAX.
+ * @fleet_quota_bytes:	   the fleet's reclaim quota for this window, bytes.
+ * @reloads:		   configuration reloads (SIGHUP) since it started.
+ * @ticks:		   policy ticks since it started.
+ */
+struct vr_daemon_status {
+	char version[VR_DAEMON_VERSION_SIZE];
+	uint64_t uptime_ms;
+	char libvirt_uri[VR_DAEMON_URI_SIZE];
+	gboolean libvirt_connected;
+	gboolean host_needs_memory;
+	guint free_mem_rate_permille;
+	uint64_t fleet_quota_bytes;
+	uint64_t reloads;
+	uint64_t ticks;
+};
+
+/**
+ * vr_status_fn - what the control socket and the metrics exporter ask the
+ * daemon for: a snapshot of every domain it knows and of itself.
+ * @user:	the daemon.
+ * @domains:	set to a new array of struct vr_domain_status * that owns
+ *		its elements (vr_domain_status_array_new()), in the order to
+ *		show them.
+ * @daemon:	filled in.
+ * Return: TRUE, or FALSE with @error.
+ */
+typedef gboolean (*vr_status_fn)(gpointer user, GPtrArray **domains,
+				 struct vr_daemon_status *daemon, GError **error);
+
+/** vr_domain_status_new() - a zeroed snapshot; free with vr_domain_status_free(). */
+static inline struct vr_domain_status *vr_domain_status_new(void)
+{
+	return g_new0(struct vr_domain_status, 1);
+}
+
+/** vr_domain_status_free() - free a snapshot of vr_domain_status_new() (NULL is fine). */
+static inline void vr_domain_status_free(struct vr_domain_status *s)
+{
+	g_free(s);
+}
+
+typedef struct vr_domain_status vr_domain_status;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_domain_status, vr_domain_status_free)
+
+/** vr_domain_status_array_new() - an empty array that owns its snapshots. */
+static inline GPtrArray *vr_domain_status_array_new(void)
+{
+	return g_ptr_array_new_with_free_func((GDestroyNotify)vr_domain_status_free);
+}
+
+/** vr_agent_state_name() - "none", "connecting", "connected", "failed"; "unknown" else. */
+static inline const char *vr_agent_state_name(enum vr_agent_state state)
+{
+	static const char *const names[] = { "none", "connecting", "connected", "failed" };
+
+	return (guint)state < G_N_ELEMENTS(names) ? names[state] : "unknown";
+}
+
+/** vr_agent_state_from_name() - parse an agent state name; FALSE if unknown. */
+static inline gboolean vr_agent_state_from_name(const char *name, enum vr_agent_state *state)
+{
+	for (guint i = 0; i <= VR_AGENT_STATE_FAILED; i++)
+		if (!strcmp(name, vr_agent_state_name((enum vr_agent_state)i))) {
+			*state = (enum vr_agent_state)i;
+			return TRUE;
+		}
+	return FALSE;
+}
+
+/**
+ * vr_active_action_name() - "none", "agent-reclaim", "host-pageout",
+ * "balloon"; "unknown" for other values.
+ */
+static inline const char *vr_active_action_name(enum vr_active_action action)
+{
+	static const char *const names[] = { "none", "agent-reclaim", "host-pageout", "balloon" };
+
+	return (guint)action < G_N_ELEMENTS(names) ? names[action] : "unknown";
+}
+
+/** vr_active_action_from_name() - parse an action name; FALSE if unknown. */
+static inline gboolean vr_active_action_from_name(const char *name, enum vr_active_action *action)
+{
+	for (guint i = 0; i <= VR_ACTIVE_ACTION_BALLOON; i++)
+		if (!strcmp(name, vr_active_action_name((enum vr_active_action)i))) {
+			*action = (enum vr_active_action)i;
+			return TRUE;
+		}
+	return FALSE;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One domain as vreclaimd knows it: what libvirt says of it (live XML,
+ * metadata), whether it is managed and why not, its tuning and policy, its
+ * agent session, the last access picture and stats from the agent, and what
+ * vreclaimd has done to it.
+ *
+ * A domain's state is kept by UUID while its QEMU runs, across reconnects to
+ * libvirt: only a stop (or a vanished QEMU) drops it.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent-session.h"
+#include "config.h"
+#include "domain-status.h"
+#include "domain-xml.h"
+#include "libvirt-conn.h"
+#include "policy.h"
+#include "protocol.h"
+
+/**
+ * struct vr_domain - vreclaimd's state for one running domain.
+ * @name, @uuid:	identity (name may change on rename; uuid does not).
+ * @managed:		whether vreclaimd acts on it.
+ * @reason:		why it is not managed (NULL when managed); owned.
+ * @info:		what the live XML says (memory, agent channel, balloon).
+ * @tuning:		its metadata, parsed (defaults when it has none and the
+ *			daemon manages all domains); NULL when unmanaged.
+ * @policy:		the policy its agent runs (the tuning's policy file or
+ *			the default profile, with the tuning's overrides);
+ *			NULL when unmanaged.
+ * @policy_name:	"default" or the tuning's policy name; owned.
+ * @policy_generation:	bumped each time @policy changes, so the agent gets
+ *			the new one.
+ * @pid:		its QEMU process (0 when unknown).
+ * @session:		the session with its agent; NULL without a channel.
+ * @picture:		the agent's last access picture (get-regions).
+ * @has_picture:	whether @picture holds one.
+ * @stats, @has_stats:	the agent's last stats (report or get-stats).
+ * @reclaimed_bytes:	bytes the agent reclaimed since vreclaimd started
+ *			managing the domain (its counters, summed across agent
+ *			restarts).
+ * @rss_start_bytes, @rss_bytes, @swap_bytes: the QEMU process's resident size
+ *			when first seen and now, and its swapped bytes.
+ * @cold_bytes:		eligible cold bytes in the last picture.
+ * @share_bytes:	its share of the fleet quota this window.
+ * @policy_sent:	whether the agent runs a policy vreclaimd sent (since
+ *			its session came up).
+ * @sent_share_bytes:	the quota size of that policy (0: monitoring only).
+ * @sent_generation:	@policy_generation of that policy.
+ * @share_nonzero_us:	monotonic time of the last window with a share.
+ * @agent_paused:	whether the agent is (or was last told to be) paused;
+ *			an agent that comes up counts as paused until resumed.
+ * @user_paused:	paused by `vreclaimctl pause`.
+ * @cpu_us:		the daemon's CPU time spent on this domain.
+ * @last_error:		the last thing that went wrong; owned.
+ */
+struct vr_domain {
+	char *name;
+	char uuid[VR_DOMAIN_UUID_STRING_LEN + 1];
+	gboolean managed;
+	char *reason;
+	struct vr_domain_info info;
+	struct vr_domain_tuning *tuning;
+	struct vr_policy *policy;
+	char *policy_name;
+	guint policy_generation;
+	pid_t pid;
+	struct vr_agent_session *session;
+	struct vr_proto_regions picture;
+	gboolean has_picture;
+	gboolean picture_pending;
+	struct vr_agent_stats stats;
+	gboolean has_stats;
+	uint64_t reclaimed_bytes;
+	uint64_t rss_start_bytes;
+	uint64_t rss_bytes;
+	uint64_t swap_bytes;
+	uint64_t cold_bytes;
+	uint64_t share_bytes;
+	gboolean policy_sent;
+	uint64_t sent_share_bytes;
+	gint64 share_nonzero_us;
+	guint sent_generation;
+	gboolean agent_paused;
+	gboolean agent_pause_pending;
+	gboolean user_paused;
+	uint64_t cpu_us;
+	char *last_error;
+	/* private: */
+	guint status_read; /* read-batch id of /proc/PID/status, 0 = none */
+	gboolean status_read_set;
+	gpointer manager; /* back pointer for the session callbacks */
+};
+
+typedef struct vr_domain vr_domain;
+
+/** vr_domain_new() - a domain not yet managed. Return: owned. */
+struct vr_domain *vr_domain_new(const char *uuid, const char *name);
+void vr_domain_free(struct vr_domain *d);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_domain, vr_domain_free)
+
+/**
+ * vr_domain_set_unmanaged() - mark @d unmanaged because of @reason (printf
+ * format): drops its tuning, policy, session and picture.
+ */
+void vr_domain_set_unmanaged(struct vr_domain *d, const char *reason, ...) G_GNUC_PRINTF(2, 3);
+
+/** vr_domain_set_error() - remember @message as @d's last error. */
+void vr_domain_set_error(struct vr_domain *d, const char *message);
+
+/**
+ * vr_domain_tuning_for() - the tuning @ld asks for under @config: its
+ * metadata parsed, or the defaults when it has none and @config manages all
+ * domains. Return: owned tuning; NULL with *@reason (owned) when the domain
+ * stays unmanaged (no metadata and opt-in, enable=no, invalid metadata).
+ */
+struct vr_domain_tuning *vr_domain_tuning_for(const struct vr_libvirt_domain *ld,
+					      const struct vr_daemon_config *config, char **reason);
+
+/**
+ * vr_domain_policy_for() - the policy @tuning asks for: its policy file from
+ * @config's policy folder (or the default profile) with its overrides.
+ * Return: owned, or NULL with @error naming the file or the override.
+ */
+struct vr_policy *vr_domain_policy_for(const struct vr_domain_tuning *tuning,
+				       const struct vr_daemon_config *config, GError **error);
+
+/**
+ * vr_domain_agent_policy() - the policy to send to @d's agent: @d->policy
+ * with every pageout scheme's size quota cut to @share_bytes per
+ * @reset_interval_ms window (a scheme's own smaller quota stays). With a
+ * share of 0 the pageout schemes select nothing (their minimum age becomes
+ * their maximum, "forever"): the agent keeps monitoring, which gives the
+ * access picture the fleet decides from, and keeps its counters (the
+ * schemes stay where they are), but reclaims nothing. Return: owned.
+ */
+struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t share_bytes,
+					 uint64_t reset_interval_ms);
+
+/**
+ * vr_domain_account_stats() - take the agent's new @stats into @d's totals
+ * (@restarted: the agent's counters started over).
+ */
+void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *stats,
+			     gboolean restarted);
+
+/**
+ * vr_domain_fill_status() - @d as vreclaimctl status shows it.
+ */
+void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *out);

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One way to run QMP commands on a guest's QEMU, whatever carries them: an
+ * ops vtable (as mm/damon's struct damon_operations) with two transports,
+ * our own QMP client on a socket (qmp.h) for QEMU started without libvirt,
+ * and libvirt's virDomainQemuMonitorCommand for libvirt domains. Both check
+ * QEMU's reply the same way (vr_qmp_parse_message()), so a refused command
+ * is VR_QMP_ERROR_COMMAND on either.
+ *
+ * Not thread-safe: one monitor per thread.
+ */
+#pragma once
+
+#include <glib.h>
+#include <json.h>
+#include <libvirt/libvirt.h>
+
+#include "qmp.h"
+
+#define VR_QEMU_MONITOR_ERROR (vr_qemu_monitor_error_quark())
+GQuark vr_qemu_monitor_error_quark(void);
+
+/**
+ * enum vr_qemu_monitor_error - failures of a transport itself (QEMU's
+ * refusals and bad replies are VR_QMP_ERROR on every transport).
+ * @VR_QEMU_MONITOR_ERROR_LIBVIRT: libvirt could not pass the command on;
+ *				   the message names the domain and quotes
+ *				   libvirt's reason.
+ */
+enum vr_qemu_monitor_error {
+	VR_QEMU_MONITOR_ERROR_LIBVIRT,
+};
+
+/* The timeout the command helpers (qemu-commands.h) use unless the monitor
+ * was made with another, ms: QMP queries answer in well under a second, and
+ * the daemon must not hang on a stuck QEMU. */
+#define VR_QEMU_MONITOR_DEFAULT_TIMEOUT_MS 5000
+
+/**
+ * struct vr_qemu_monitor_ops - a transport.
+ * @name:	what it is ("qmp", "libvirt"), for messages.
+ * @execute:	run @command with @args (borrowed, NULL for none) and give
+ *		its "return" member in @ret (owned; @ret may be NULL);
+ *		@timeout_ms bounds the wait where the transport can.
+ *		FALSE with @error otherwise.
+ * @free:	free @priv.
+ */
+struct vr_qemu_monitor_ops {
+	const char *name;
+	gboolean (*execute)(void *priv, const char *command, json_object *args, guint timeout_ms,
+			    json_object **ret, GError **error);
+	void (*free)(void *priv);
+};
+
+/**
+ * struct vr_qemu_monitor - a QEMU monitor behind some transport.
+ * @ops:	the transport.
+ * @target:	what it talks to, for messages: the socket path or the
+ *		libvirt domain's name.
+ * @timeout_ms: the timeout the command helpers pass to
+ *		vr_qemu_monitor_execute(), ms (VR_QEMU_MONITOR_DEFAULT_TIMEOUT_MS
+ *		unless set otherwise; may be changed by the owner).
+ *
+ * private:
+ * @priv:	the transport's state, owned.
+ */
+struct vr_qemu_monitor {
+	const struct vr_qemu_monitor_ops *ops;
+	char *target;
+	guint timeout_ms;
+	/* private: */
+	void *priv;
+};
+typedef struct vr_qemu_monitor vr_qemu_monitor;
+
+/**
+ * vr_qemu_monitor_new() - a monitor over the transport @ops with its state
+ * @priv (ownership passes to the monitor). For other transports, and for
+ * tests that answer with canned replies.
+ * @target:	what it talks to, for messages (copied).
+ */
+struct vr_qemu_monitor *vr_qemu_monitor_new(const struct vr_qemu_monitor_ops *ops, void *priv,
+					    const char *target);
+
+/**
+ * vr_qemu_monitor_new_qmp() - a monitor over our own QMP client, connected
+ * to the socket @path within @timeout_ms (also the monitor's @timeout_ms).
+ *
+ * When the connection is found broken or closed before a command (an
+ * earlier timeout, QEMU dropped it), the monitor reconnects once, then sends
+ * the command; a command that fails once sent is not repeated (QEMU may
+ * have run it), the next one reconnects.
+ * Return: owned monitor, or NULL with @error (vr_qmp_connect()).
+ */
+struct vr_qemu_monitor *vr_qemu_monitor_new_qmp(const char *path, guint timeout_ms, GError **error);
+
+/**
+ * vr_qemu_monitor_new_libvirt() - a monitor over libvirt's
+ * virDomainQemuMonitorCommand for @dom (the monitor takes its own reference
+ * with virDomainRef()).
+ *
+ * The timeout of vr_qemu_monitor_execute() does not apply here: libvirt
+ * bounds its monitor calls itself (it waits for the domain's job lock, then
+ * for QEMU). libvirt's failures become VR_QEMU_MONITOR_ERROR_LIBVIRT naming
+ * the domain; libvirt also reports them to its error handler (by default on
+ * stderr: the daemon sets virSetErrorFunc()).
+ * Return: owned monitor.
+ */
+struct vr_qemu_monitor *vr_qemu_monitor_new_libvirt(virDomainPtr dom);
+
+/**
+ * vr_qemu_monitor_execute() - run @command with @args (borrowed, NULL for
+ * none), waiting up to @timeout_ms (own QMP client only).
+ * @ret:	when not NULL, the reply's "return" member (owned).
+ * Return: TRUE, or FALSE with @error: VR_QMP_ERROR_COMMAND when QEMU refused
+ * @command ("QEMU refused <command>: <class>: <desc>"), VR_QMP_ERROR for
+ * other failures of the QMP client (naming its socket; after a timeout the
+ * next call reconnects), VR_QEMU_MONITOR_ERROR_LIBVIRT naming the domain.
+ */
+gboolean vr_qemu_monitor_execute(struct vr_qemu_monitor *mon, const char *command,
+				 json_object *args, guint timeout_ms, json_object **ret,
+				 GError **error);
+
+/** vr_qemu_monitor_free() - free @mon and its transport (NULL is fine). */
+void vr_qemu_monitor_free(struct vr_qemu_monitor *mon);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_qemu_monitor, vr_qemu_monitor_free)

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vreclaimd: the host daemon (docs/vreclaimd.md). A thin main in the style
+ * of systemd-oomd: arguments, the config, the manager, one GMainLoop;
+ * SIGHUP reloads the config, SIGTERM and SIGINT stop.
+ */
+#include <glib-unix.h>
+#include <glib.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "manager.h"
+
+/* Exit codes: 0 after a clean stop, 1 when it cannot start, 2 for bad
+ * arguments. */
+enum {
+	VRD_EXIT_OK = 0,
+	VRD_EXIT_FAILED = 1,
+	VRD_EXIT_USAGE = 2
+};
+
+static gboolean on_reload(gpointer data)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!vr_manager_reload(data, &error))
+		g_warning("reload refused, the running configuration stays: %s", error->message);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_stop(gpointer data)
+{
+	g_message("stopping");
+	g_main_loop_quit(data);
+	return G_SOURCE_CONTINUE;
+}
+
+int main(int argc, char **argv)
+{
+	g_autofree char *config_path = NULL;
+	g_autofree char *connect_uri = NULL;
+	g_autofree char *control_socket = NULL;
+	g_autofree char *run_dir = NULL;
+	g_autofree char *procfs = NULL;
+	gboolean verbose = FALSE;
+	gboolean version = FALSE;
+	const GOptionEntry entries[] = {
+		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
+		  "Read the configuration from FILE (default " VR_CONFIG_DEFAULT_PATH
+		  ", built-in defaults when it does not exist)",
+		  "FILE" },
+		{ "connect", 0, 0, G_OPTION_ARG_STRING, &connect_uri,
+		  "Connect to libvirt at URI (overrides the config's connect)", "URI" },
+		{ "control-socket", 0, 0, G_OPTION_ARG_FILENAME, &control_socket,
+		  "Serve vreclaimctl on PATH (overrides the config's control-socket)", "PATH" },
+		{ "libvirt-run-dir", 0, 0, G_OPTION_ARG_FILENAME, &run_dir,
+		  "libvirt's QEMU state folder with the NAME.pid files (default: the URI's)",
+		  "DIR" },
+		{ "procfs", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &procfs,
+		  "Read the host from this proc tree (tests)", "DIR" },
+		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
+		{ "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit",
+		  NULL },
+		{ NULL },
+	};
+	g_autoptr(GOptionContext)
+		ctx = g_option_context_new("- give the host the memory its guests do not use");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(vr_daemon_config) config = NULL;
+	g_autoptr(vr_manager) manager = NULL;
+	g_autoptr(GMainLoop) loop = NULL;
+	struct vr_manager_paths paths = { 0 };
+
+	setlocale(LC_ALL, "");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+		g_printerr("vreclaimd: %s\n", error->message);
+		return VRD_EXIT_USAGE;
+	}
+	if (argc > 1) {
+		g_printerr("vreclaimd: unexpected argument '%s'\n", argv[1]);
+		return VRD_EXIT_USAGE;
+	}
+	if (version) {
+		g_print("vreclaimd %s\n", VRD_VERSION);
+		return VRD_EXIT_OK;
+	}
+	if (verbose)
+		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
+
+	if (config_path) {
+		config = vr_daemon_config_load(config_path, &error);
+	} else if (g_file_test(VR_CONFIG_DEFAULT_PATH, G_FILE_TEST_EXISTS)) {
+		config_path = g_strdup(VR_CONFIG_DEFAULT_PATH);
+		config = vr_daemon_config_load(config_path, &error);
+	} else {
+		config = vr_daemon_config_new_default();
+	}
+	if (!config) {
+		g_printerr("vreclaimd: %s\n", error->message);
+		return VRD_EXIT_FAILED;
+	}
+	if (connect_uri) {
+		g_free(config->connect_uri);
+		config->connect_uri = g_steal_pointer(&connect_uri);
+	}
+	if (control_socket) {
+		g_free(config->control_socket);
+		config->control_socket = g_steal_pointer(&control_socket);
+	}
+	paths.run_dir = run_dir;
+	paths.procfs = procfs;
+
+	/* A control client that goes away must not kill the daemon. */
+	signal(SIGPIPE, SIG_IGN);
+	loop = g_main_loop_new(NULL, FALSE);
+	g_unix_signal_add(SIGTERM, on_stop, loop);
+	g_unix_signal_add(SIGINT, on_stop, loop);
+
+	manager = vr_manager_new(g_steal_pointer(&config), config_path, &paths, &error);
+	if (!manager || !vr_manager_start(manager, &error)) {
+		g_printerr("vreclaimd: %s\n", error->message);
+		return VRD_EXIT_FAILED;
+	}
+	g_unix_signal_add(SIGHUP, on_reload, manager);
+	g_message("vreclaimd %s started", VRD_VERSION);
+	g_main_loop_run(loop);
+	return VRD_EXIT_OK;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The QEMU commands (hostd/qemu-commands.c) against a real QEMU: a 256 MiB
+ * PC stopped before its first instruction (-S, no kernel needed) with a
+ * balloon device, driven through vr_qemu_monitor_new_qmp() on a socket in a
+ * temporary folder. The guest RAM map must cover the 256 MiB (less what the
+ * BIOS ROMs hide) and each host range must lie in the QEMU process's own
+ * mappings (/proc/<pid>/maps); query-memory-size-summary must say 256 MiB.
+ * Skipped when qemu-system-x86_64 is not installed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "qemu-commands.h"
+
+#define MIB (1024ULL * 1024)
+
+/* The guest's RAM, MiB. */
+#define GUEST_RAM_MIB 256
+
+/* What the PC's BIOS ROMs (0xc0000-0xfffff) hide of the RAM below 1 MiB, bytes. */
+#define PC_ROM_HOLE_BYTES 0x40000ULL
+
+/* How long QEMU may take to open its socket, and each monitor call, ms. */
+#define QEMU_START_MS  10000
+#define QMP_TIMEOUT_MS 5000
+
+static char *dir;
+static char *socket_path;
+static GPid qemu_pid;
+
+/* QEMU dies with the test worker, even one that crashed before teardown. */
+static void die_with_parent(gpointer data)
+{
+	(void)data;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+static void start_qemu(void)
+{
+	g_autofree char *qemu = g_find_program_in_path("qemu-system-x86_64");
+	g_autofree char *qmp_arg = NULL;
+	g_autofree char *mem_arg = g_strdup_printf("%d", GUEST_RAM_MIB);
+	g_autoptr(GError) err = NULL;
+
+	if (!qemu)
+		cr_skip_test("qemu-system-x86_64 is not installed");
+	dir = g_dir_make_tmp("vr-qemu-ram-map-XXXXXX", &err);
+	cr_assert_not_null(dir, "cannot make a temporary folder: %s", err ? err->message : "?");
+	socket_path = g_build_filename(dir, "qmp.sock", NULL);
+	qmp_arg = g_strdup_printf("unix:%s,server=on,wait=off", socket_path);
+	{
+		const char *argv[] = { qemu,	     "-machine",    "pc",      "-accel",
+				       "tcg",	     "-m",	    mem_arg,   "-S",
+				       "-nographic", "-nodefaults", "-device", "virtio-balloon-pci",
+				       "-qmp",	     qmp_arg,	    NULL };
+
+		cr_assert(g_spawn_async(NULL, (char **)argv, NULL,
+					G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+					die_with_parent, NULL, &qemu_pid, &err),
+			  "cannot start QEMU: %s", err ? err->message : "?");
+	}
+	for (int i = 0; i < QEMU_START_MS / 10 && !g_file_test(socket_path, G_FILE_TEST_EXISTS);
+	     i++)
+		g_usleep(10000);
+	cr_assert(g_file_test(socket_path, G_FILE_TEST_EXISTS),
+		  "QEMU did not open its QMP socket within %d ms", QEMU_START_MS);
+}
+
+static void stop_qemu(void)
+{
+	if (qemu_pid > 0) {
+		kill(qemu_pid, SIGTERM);
+		waitpid(qemu_pid, NULL, 0);
+		g_spawn_close_pid(qemu_pid);
+		qemu_pid = 0;
+	}
+	if (socket_path)
+		g_unlink(socket_path);
+	if (dir)
+		g_rmdir(dir);
+	g_clear_pointer(&socket_path, g_free);
+	g_clear_pointer(&dir, g_free);
+}
+
+TestSuite(qemu_ram_map, .init = start_qemu, .fini = stop_qemu);
+
+/* Whether [@start, @end) lies in mappings of @pid with no gap between them. */
+static gboolean mapped_in(GPid pid, uint64_t start, uint64_t end)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/maps", (int)pid);
+	g_autofree char *maps = NULL;
+	g_auto(GStrv) lines = NULL;
+	uint64_t covered = start;
+
+	cr_assert(g_file_get_contents(path, &maps, NULL, NULL), "cannot read %s", path);
+	lines = g_strsplit(maps, "\n", -1);
+	/* The kernel lists mappings by address: extend the covered prefix. */
+	for (char **l = lines; *l && covered < end; l++) {
+		uint64_t lo = 0, hi = 0;
+
+		if (sscanf(*l, "%" SCNx64 "-%" SCNx64, &lo, &hi) != 2)
+			continue;
+		if (lo <= covered && covered < hi)
+			covered = hi;
+	}
+	return covered >= end;
+}
+
+Test(qemu_ram_map, covers_the_guest_ram)
+{
+	g_autoptr(vr_qemu_monitor) mon = NULL;
+	g_autoptr(GArray) map = NULL;
+	g_autoptr(GError) err = NULL;
+	uint64_t total = 0, ram = 0;
+
+	mon = vr_qemu_monitor_new_qmp(socket_path, QMP_TIMEOUT_MS, &err);
+	cr_assert_not_null(mon, "cannot connect to QEMU: %s", err ? err->message : "?");
+	cr_assert(vr_qemu_guest_ram_map(mon, &map, &err), "guest RAM map: %s",
+		  err ? err->message : "?");
+	cr_assert_geq(map->len, 2, "expected RAM below and above 1 MiB, got %u ranges", map->len);
+	for (guint i = 0; i < map->len; i++) {
+		const struct vr_ram_range *r = &g_array_index(map, struct vr_ram_range, i);
+
+		cr_expect(mapped_in(qemu_pid, r->hva, r->hva + r->size),
+			  "range %u (gpa 0x%" PRIx64 ", 0x%" PRIx64 " bytes) at hva 0x%" PRIx64
+			  " is not mapped in QEMU",
+			  i, r->gpa, r->size, r->hva);
+		total += r->size;
+	}
+	cr_expect_eq(g_array_index(map, struct vr_ram_range, 0).gpa, 0, "RAM starts at gpa 0");
+	cr_expect_eq(total, GUEST_RAM_MIB * MIB - PC_ROM_HOLE_BYTES,
+		     "expected %d MiB less the BIOS ROM hole, got %" PRIu64 " bytes", GUEST_RAM_MIB,
+		     total);
+	cr_assert(vr_qemu_query_ram_size(mon, &ram, &err), "query-memory-size-summary: %s",
+		  err ? err->message : "?");
+	cr_expect_eq(ram, GUEST_RAM_MIB * MIB, "expected %d MiB, got %" PRIu64 " bytes",
+		     GUEST_RAM_MIB, ram);
+}
+
+Test(qemu_ram_map, balloon)
+{
+	g_autoptr(vr_qemu_monitor) mon = NULL;
+	g_autoptr(GError) err = NULL;
+	g_autoptr(GError) err2 = NULL;
+	uint64_t actual = 0;
+
+	mon = vr_qemu_monitor_new_qmp(socket_path, QMP_TIMEOUT_MS, &err);
+	cr_assert_not_null(mon, "cannot connect to QEMU: %s", err ? err->message : "?");
+	cr_assert(vr_qemu_query_balloon(mon, &actual, &err), "query-balloon: %s",
+		  err ? err->message : "?");
+	cr_expect_eq(actual, GUEST_RAM_MIB * MIB, "expected %d MiB, got %" PRIu64 " bytes",
+		     GUEST_RAM_MIB, actual);
+	cr_assert(vr_qemu_set_balloon(mon, GUEST_RAM_MIB / 2 * MIB, &err), "balloon: %s",
+		  err ? err->message : "?");
+	/* A refusal from the real QEMU: the message names class and desc. */
+	cr_assert_not(
+		vr_qemu_monitor_execute(mon, "no-such-command", NULL, QMP_TIMEOUT_MS, NULL, &err2));
+	cr_expect(err2->domain == VR_QMP_ERROR && err2->code == VR_QMP_ERROR_COMMAND,
+		  "expected QEMU to refuse: %s", err2->message);
+	cr_expect(strstr(err2->message, "CommandNotFound"), "expected the class: %s",
+		  err2->message);
+}
