@@ -61,6 +61,16 @@ static void agent_maybe_compact(struct vr_agent *agent, uint64_t now_us)
 	}
 	if (!vr_compact_should(&agent->compact, now_us, reclaimed))
 		return;
+	/* What pageout wrote to swap but left resident goes first, so that the
+	 * compaction below sees it free. */
+	uint64_t released = 0;
+	if (!vr_compact_release_swap_cache(&agent->paths, &released, &error)) {
+		g_debug("%s", error->message);
+		g_clear_error(&error);
+	} else if (released) {
+		g_debug("released up to %" G_GUINT64_FORMAT " bytes of swap cache",
+			(guint64)released);
+	}
 	gboolean ok = vr_compact_memory(&agent->paths, &error);
 	vr_compact_done(&agent->compact, now_us, reclaimed);
 	if (!ok) {

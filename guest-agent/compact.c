@@ -3,6 +3,9 @@
  * Compaction after reclaim: see compact.h.
  */
 #include "compact.h"
+#include "procfs-text.h"
+
+#include <errno.h>
 
 #include <string.h>
 
@@ -37,6 +40,45 @@ gboolean vr_compact_memory(const struct vr_agent_paths *paths, GError **error)
 		g_prefix_error(error, "compacting memory: ");
 		return FALSE;
 	}
+	return TRUE;
+}
+
+gboolean vr_compact_parse_swap_cached(const char *meminfo, uint64_t *bytes, GError **error)
+{
+	static const struct vr_kb_field field = { "SwapCached", 0 };
+
+	return vr_kb_fields_parse(meminfo, &field, 1, bytes, error);
+}
+
+gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint64_t *released,
+				       GError **error)
+{
+	g_autofree char *meminfo_path = g_build_filename(paths->procfs, "meminfo", NULL);
+	g_autofree char *reclaim_path = g_build_filename(paths->cgroup, "memory.reclaim", NULL);
+	g_autofree char *meminfo = NULL;
+	g_autofree char *value = NULL;
+	uint64_t cached = 0;
+	int err = 0;
+
+	*released = 0;
+	meminfo = vr_kfile_read(meminfo_path, 64 * 1024, error);
+	if (!meminfo || !vr_compact_parse_swap_cached(meminfo, &cached, error)) {
+		g_prefix_error(error, "releasing the swap cache: ");
+		return FALSE;
+	}
+	if (cached < VR_COMPACT_MIN_BYTES)
+		return TRUE;
+	cached = MIN(cached, VR_COMPACT_SWAP_CACHE_MAX_BYTES);
+	value = g_strdup_printf("%" G_GUINT64_FORMAT, (guint64)cached);
+	if (!vr_kfile_write_errno(reclaim_path, value, &err, error)) {
+		if (err != EAGAIN) {
+			g_prefix_error(error, "releasing the swap cache: ");
+			return FALSE;
+		}
+		/* Less than asked was reclaimable: that is fine. */
+		g_clear_error(error);
+	}
+	*released = cached;
 	return TRUE;
 }
 

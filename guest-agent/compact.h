@@ -81,6 +81,39 @@ void vr_compact_done(struct vr_compact_state *state, uint64_t now_us, uint64_t s
  */
 gboolean vr_compact_memory(const struct vr_agent_paths *paths, GError **error);
 
+/*
+ * Most bytes of swap cache released in one go, through the root cgroup's
+ * memory.reclaim: 256 MiB, a few hundred ms of a TCG vCPU at most.
+ */
+#define VR_COMPACT_SWAP_CACHE_MAX_BYTES (256ULL << 20)
+
+/**
+ * vr_compact_parse_swap_cached() - the SwapCached bytes of /proc/meminfo's
+ * text @meminfo. Pure. Return: FALSE with @error when the line is missing or
+ * malformed.
+ */
+gboolean vr_compact_parse_swap_cached(const char *meminfo, uint64_t *bytes, GError **error);
+
+/**
+ * vr_compact_release_swap_cache() - free what pageout left in the swap
+ * cache. DAMON's pageout (reclaim_pages()) writes cold anonymous pages to
+ * swap, but a page still under writeback when that pass ends stays in the
+ * swap cache, resident, until some later reclaim frees it; in a guest with
+ * plenty of free memory nothing else reclaims, so the host never gets it
+ * (measured in TCG guests: 70% of what DAMON wrote out stayed there). The
+ * kernel puts such pages at the tail of the inactive list when their
+ * writeback ends, so asking the root cgroup's memory.reclaim for the
+ * SwapCached bytes (at most VR_COMPACT_SWAP_CACHE_MAX_BYTES, from
+ * /proc/meminfo) frees them first.
+ * @released:	the bytes asked for (0 when there was less than
+ *		VR_COMPACT_MIN_BYTES of swap cache).
+ * Return: FALSE with @error when meminfo cannot be read or memory.reclaim
+ * refuses the write for another reason than reclaiming less than asked
+ * (EAGAIN).
+ */
+gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint64_t *released,
+				       GError **error);
+
 /**
  * vr_compact_parse_reclaimed() - from the text of /proc/vmstat, the bytes
  * reclaim has taken out of memory since boot: pages swapped out (pswpout)

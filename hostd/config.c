@@ -59,7 +59,7 @@ G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)
 #define DEFAULT_PRIORITY 50U
 /* In-guest reclaim only: the guest chooses what to page out and frees it with
  * free page reporting; host-side pageout and the balloon are opt-in. */
-#define DEFAULT_ACTIONS ((uint32_t)VR_DAEMON_ACTION_AGENT_RECLAIM)
+#define DEFAULT_ACTIONS ((uint32_t)VR_DOMAIN_ACTIONS_DEFAULT)
 
 /* ---- ranges ---- */
 
@@ -75,24 +75,6 @@ static const char *const manage_names[] = {
 const char *vr_manage_mode_name(enum vr_manage_mode mode)
 {
 	return (guint)mode < G_N_ELEMENTS(manage_names) ? manage_names[mode] : "unknown";
-}
-
-static const struct {
-	enum vr_daemon_action action;
-	const char *name;
-} action_names[] = {
-	{ VR_DAEMON_ACTION_AGENT_RECLAIM, "agent-reclaim" },
-	{ VR_DAEMON_ACTION_HOST_PAGEOUT, "host-pageout" },
-	{ VR_DAEMON_ACTION_BALLOON, "balloon" },
-};
-
-const char *vr_daemon_action_name(enum vr_daemon_action action)
-{
-	for (guint i = 0; i < G_N_ELEMENTS(action_names); i++) {
-		if (action_names[i].action == action)
-			return action_names[i].name;
-	}
-	return "unknown";
 }
 
 struct vr_daemon_config *vr_daemon_config_new_default(void)
@@ -148,7 +130,7 @@ enum key_kind {
 	KEY_WMARK_METRIC, /* enum vr_wmark_metric */
 	KEY_PERCENT,	  /* uint32_t basis points, written as a percentage */
 	KEY_SIZE,	  /* uint64_t bytes, written with a binary suffix */
-	KEY_ACTIONS,	  /* uint32_t enum vr_daemon_action bits */
+	KEY_ACTIONS,	  /* uint32_t enum vr_domain_action bits */
 };
 
 /**
@@ -478,40 +460,26 @@ static gboolean parse_size(const char *value, const struct key_desc *k, uint64_t
 	return FALSE;
 }
 
-#define ACTIONS_EXPECTED                                                                           \
-	"expected none, or a comma-separated list of agent-reclaim, host-pageout and balloon, "    \
-	"each at most once"
-
 static gboolean parse_actions(const char *value, uint32_t *out, char **why)
 {
-	g_auto(GStrv) items = g_strsplit(value, ",", -1);
-	uint32_t set = 0;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *trimmed = g_strstrip(g_strdup(value));
+	guint set = 0;
 
-	if (items[0] && !items[1] && !strcmp(g_strstrip(items[0]), "none")) {
+	if (!strcmp(trimmed, "none")) {
 		*out = 0;
 		return TRUE;
 	}
+	g_auto(GStrv) items = g_strsplit(trimmed, ",", -1);
 	for (char **item = items; *item; item++) {
-		const char *name = g_strstrip(*item);
-		guint i;
-
-		for (i = 0; i < G_N_ELEMENTS(action_names) && strcmp(action_names[i].name, name);
-		     i++)
-			;
-		if (i == G_N_ELEMENTS(action_names)) {
-			*why = *name ? g_strdup_printf("unknown action \"%s\": " ACTIONS_EXPECTED,
-						       name) :
-				       g_strdup(ACTIONS_EXPECTED);
+		if (!*g_strstrip(*item)) {
+			*why = g_strdup("an empty item in the list: expected none, or names of "
+					"agent-reclaim, host-pageout, balloon separated by commas");
 			return FALSE;
 		}
-		if (set & action_names[i].action) {
-			*why = g_strdup_printf("%s is given twice: " ACTIONS_EXPECTED, name);
-			return FALSE;
-		}
-		set |= action_names[i].action;
 	}
-	if (!set) {
-		*why = g_strdup(ACTIONS_EXPECTED);
+	if (!vr_domain_actions_parse("the list", trimmed, ", ", &set, &error)) {
+		*why = g_strdup_printf("%s; or none", error->message);
 		return FALSE;
 	}
 	*out = set;
@@ -583,18 +551,11 @@ static char *format_percent(uint32_t bp)
 
 static char *format_actions(uint32_t set)
 {
-	g_autoptr(GString) s = g_string_new(NULL);
+	g_autofree char *names = vr_domain_actions_to_string(set);
 
-	for (guint i = 0; i < G_N_ELEMENTS(action_names); i++) {
-		if (!(set & action_names[i].action))
-			continue;
-		if (s->len)
-			g_string_append(s, ",");
-		g_string_append(s, action_names[i].name);
-	}
-	if (!s->len)
-		g_string_append(s, "none");
-	return g_string_free(g_steal_pointer(&s), FALSE);
+	if (!*names)
+		return g_strdup("none");
+	return g_strdelimit(g_steal_pointer(&names), " ", ',');
 }
 
 static char *format_value(const struct vr_daemon_config *c, const struct key_desc *k)

@@ -17,6 +17,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "domain-xml.h"
 #include "host-watermarks.h"
 #include "policy.h"
 
@@ -69,23 +70,6 @@ enum vr_manage_mode {
 const char *vr_manage_mode_name(enum vr_manage_mode mode);
 
 /**
- * enum vr_daemon_action - the actions vreclaimd may take on a domain, as bits
- * of a set (ARCHITECTURE.md, data flow 4).
- * @VR_DAEMON_ACTION_AGENT_RECLAIM: the guest agent reclaims inside the guest.
- * @VR_DAEMON_ACTION_HOST_PAGEOUT:  the host pages out the memory backing
- *	cold guest memory (for guests without an agent).
- * @VR_DAEMON_ACTION_BALLOON:	     the balloon takes free guest memory.
- */
-enum vr_daemon_action {
-	VR_DAEMON_ACTION_AGENT_RECLAIM = 1U << 0,
-	VR_DAEMON_ACTION_HOST_PAGEOUT = 1U << 1,
-	VR_DAEMON_ACTION_BALLOON = 1U << 2,
-};
-
-/** vr_daemon_action_name() - "agent-reclaim", "host-pageout" or "balloon". */
-const char *vr_daemon_action_name(enum vr_daemon_action action);
-
-/**
  * struct vr_daemon_config - vreclaimd's configuration, validated.
  * @path:		 the file it was loaded from; NULL for the built-in
  *			 defaults. Owned.
@@ -118,7 +102,7 @@ const char *vr_daemon_action_name(enum vr_daemon_action action);
  *			 (key "quota-reset-interval-ms").
  * @default_priority:	 priority (0..100) of a domain whose metadata sets
  *			 none.
- * @default_actions:	 enum vr_daemon_action bits allowed on a domain whose
+ * @default_actions:	 enum vr_domain_action bits (domain-xml.h) allowed on a domain whose
  *			 metadata sets none; 0 = monitor only.
  */
 struct vr_daemon_config {

@@ -284,9 +284,8 @@ gboolean vr_domain_tuning_policy_name_valid(const char *name, GError **error)
 	return TRUE;
 }
 
-/* Parses an action list separated by @separators into a set of bits. */
-static gboolean parse_actions(const char *what, const char *text, const char *separators,
-			      guint *out, GError **error)
+gboolean vr_domain_actions_parse(const char *what, const char *text, const char *separators,
+				 guint *out, GError **error)
 {
 	g_auto(GStrv) tokens = g_strsplit_set(text, separators, -1);
 	guint set = 0;
@@ -418,7 +417,8 @@ static gboolean field_set(struct vr_domain_tuning *t, enum field f, const char *
 		return TRUE;
 	}
 	case K_ACTIONS:
-		return parse_actions(what, value, cli ? ", \t" : " \t\r\n", &t->actions, error);
+		return vr_domain_actions_parse(what, value, cli ? ", \t" : " \t\r\n", &t->actions,
+					       error);
 	case K_UINT:
 	case K_SIZE:
 	case K_TIME:

@@ -106,6 +106,18 @@ const char *vr_domain_action_name(enum vr_domain_action action);
 char *vr_domain_actions_to_string(guint actions);
 
 /**
+ * vr_domain_actions_parse() - read a set of actions from @text, names
+ * separated by any of @separators (" " in the XML, "," in the daemon's
+ * config). Each known name at most once, at least one.
+ * @what:	what is parsed, for the message (e.g. "actions").
+ * @out:	the set of enum vr_domain_action bits; untouched on error.
+ * Return: FALSE with @error (VR_DOMAIN_XML_ERROR_INVALID) naming @what and
+ * the bad name.
+ */
+gboolean vr_domain_actions_parse(const char *what, const char *text, const char *separators,
+				 guint *out, GError **error);
+
+/**
  * struct vr_domain_scheme_overrides - values that replace those of every
  * pageout scheme of the domain's policy (the <scheme> element). Each is used
  * only when its has_ flag is set.

@@ -53,6 +53,7 @@
  * @sent_share_bytes:	the quota size of that policy (0: monitoring only).
  * @sent_generation:	@policy_generation of that policy.
  * @share_nonzero_us:	monotonic time of the last window with a share.
+ * @sent_us:		monotonic time the last policy was sent.
  * @agent_paused:	whether the agent is (or was last told to be) paused;
  *			an agent that comes up counts as paused until resumed.
  * @user_paused:	paused by `vreclaimctl pause`.
@@ -85,6 +86,7 @@ struct vr_domain {
 	gboolean policy_sent;
 	uint64_t sent_share_bytes;
 	gint64 share_nonzero_us;
+	gint64 sent_us;
 	guint sent_generation;
 	gboolean agent_paused;
 	gboolean agent_pause_pending;

@@ -35,7 +35,13 @@
 /* A share that falls to 0 is sent only after it stayed 0 this long, us: a
  * domain's eligible cold bytes come and go as the agent pages out (DAMON
  * resets the age of what it tried), and each change costs a commit. */
-#define VR_MANAGER_SHARE_HOLD_US (10 * G_USEC_PER_SEC)
+#define VR_MANAGER_SHARE_HOLD_US (30 * G_USEC_PER_SEC)
+
+/* At most one new share per domain this often, us. Each costs the guest a
+ * DAMON commit, and measured in TCG guests, pageout needs a second visit to
+ * free what the first one wrote to swap (it stays in the swap cache until
+ * then): a scheme rewritten every few seconds frees almost nothing. */
+#define VR_MANAGER_SHARE_MIN_PERIOD_US (15 * G_USEC_PER_SEC)
 
 struct vr_manager {
 	struct vr_daemon_config *config;
@@ -602,8 +608,10 @@ static void act_domain(struct vr_manager *m, struct vr_domain *d)
 
 	if (d->share_bytes > 0)
 		d->share_nonzero_us = now;
-	hold = d->share_bytes == 0 && d->policy_sent && d->sent_share_bytes > 0 &&
-	       now - d->share_nonzero_us < VR_MANAGER_SHARE_HOLD_US;
+	hold = d->policy_sent &&
+	       ((d->share_bytes == 0 && d->sent_share_bytes > 0 &&
+		 now - d->share_nonzero_us < VR_MANAGER_SHARE_HOLD_US) ||
+		(d->sent_share_bytes > 0 && now - d->sent_us < VR_MANAGER_SHARE_MIN_PERIOD_US));
 	if (!d->policy_sent || d->sent_generation != d->policy_generation ||
 	    (!hold && share_changed(d->sent_share_bytes, d->share_bytes))) {
 		g_auto(vr_proto_request) req = { .command = VR_PROTO_SET_POLICY };
@@ -615,10 +623,21 @@ static void act_domain(struct vr_manager *m, struct vr_domain *d)
 							  VR_PROTO_REPORT_INTERVAL_MIN_MS,
 							  VR_PROTO_REPORT_INTERVAL_MAX_MS);
 		c->share_bytes = d->share_bytes;
+		if (!d->policy_sent || (d->sent_share_bytes == 0) != (d->share_bytes == 0)) {
+			if (d->share_bytes)
+				g_message("%s: reclaims: %" G_GUINT64_FORMAT
+					  " bytes per window of the fleet quota",
+					  d->name, d->share_bytes);
+			else
+				g_message(
+					"%s: no share of the fleet quota: its agent monitors only",
+					d->name);
+		}
 		g_debug("%s: share %" G_GUINT64_FORMAT " bytes per window (was %" G_GUINT64_FORMAT
 			")",
 			d->name, d->share_bytes, d->sent_share_bytes);
 		d->policy_sent = TRUE;
+		d->sent_us = now;
 		d->sent_share_bytes = d->share_bytes;
 		d->sent_generation = d->policy_generation;
 		domain_call(m, d, &req, c);

@@ -140,3 +140,74 @@ Test(compact, a_garbled_counter_is_named)
 	cr_assert_not_null(err);
 	cr_expect(strstr(err->message, "pswpout"), "%s", err->message);
 }
+
+/* ---- releasing what pageout left in the swap cache ---- */
+
+#define MEMINFO_WITH_SWAP_CACHE(kb)                                                                \
+	"MemTotal:        1000000 kB\nMemFree:          500000 kB\nSwapCached:      " kb " kB\n"
+
+Test(compact, swap_cache_is_released_through_the_root_memory_reclaim)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	g_autoptr(GError) error = NULL;
+	g_autofree char *written = NULL;
+	uint64_t released = 1;
+
+	tree_put(root, "meminfo", MEMINFO_WITH_SWAP_CACHE("24000"));
+	tree_put(root, "memory.reclaim", "");
+	cr_assert(vr_compact_release_swap_cache(&paths, &released, &error), "%s",
+		  error ? error->message : "");
+	cr_expect_eq(released, 24000ULL * 1024, "expected all of SwapCached asked for");
+	written = tree_get(root, "memory.reclaim");
+	cr_expect_str_eq(written, "24576000", "expected the bytes written, got '%s'", written);
+	tree_rm(root);
+}
+
+Test(compact, little_swap_cache_is_left_alone_and_much_is_capped)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	g_autoptr(GError) error = NULL;
+	g_autofree char *written = NULL;
+	uint64_t released = 1;
+
+	tree_put(root, "meminfo", MEMINFO_WITH_SWAP_CACHE("16000"));
+	tree_put(root, "memory.reclaim", "untouched");
+	cr_assert(vr_compact_release_swap_cache(&paths, &released, &error), "%s",
+		  error ? error->message : "");
+	cr_expect_eq(released, 0, "below VR_COMPACT_MIN_BYTES nothing is asked");
+	written = tree_get(root, "memory.reclaim");
+	cr_expect_str_eq(written, "untouched", "memory.reclaim must not be written");
+
+	tree_put(root, "meminfo", MEMINFO_WITH_SWAP_CACHE("4000000"));
+	cr_assert(vr_compact_release_swap_cache(&paths, &released, &error), "%s",
+		  error ? error->message : "");
+	cr_expect_eq(released, VR_COMPACT_SWAP_CACHE_MAX_BYTES, "capped at the maximum");
+	g_free(written);
+	written = tree_get(root, "memory.reclaim");
+	cr_expect_str_eq(written, "268435456", "got '%s'", written);
+	tree_rm(root);
+}
+
+Test(compact, swap_cache_errors_name_the_field_and_the_file)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	g_autoptr(GError) error = NULL;
+	uint64_t released = 1;
+
+	tree_put(root, "meminfo", "MemTotal:        1000000 kB\n");
+	cr_assert_not(vr_compact_release_swap_cache(&paths, &released, &error));
+	cr_expect(strstr(error->message, "SwapCached"), "should name SwapCached: %s",
+		  error->message);
+	g_clear_error(&error);
+
+	tree_put(root, "meminfo", MEMINFO_WITH_SWAP_CACHE("64000"));
+	cr_assert_not(vr_compact_release_swap_cache(&paths, &released, &error),
+		      "no memory.reclaim: should fail");
+	cr_expect(strstr(error->message, "memory.reclaim"), "should name the file: %s",
+		  error->message);
+	cr_expect_eq(released, 0);
+	tree_rm(root);
+}

@@ -126,7 +126,7 @@ Test(config_defaults, values)
 	cr_assert_eq(c->fleet_quota_bytes, 256 * MIB, "256 MiB per window");
 	cr_assert_eq(c->fleet_quota_reset_interval_ms, 1000);
 	cr_assert_eq(c->default_priority, 50);
-	cr_assert_eq(c->default_actions, VR_DAEMON_ACTION_AGENT_RECLAIM,
+	cr_assert_eq(c->default_actions, VR_DOMAIN_ACTION_AGENT_RECLAIM,
 		     "in-guest reclaim only by default");
 	cr_assert(vr_host_watermarks_validate(&c->host_wmarks, NULL), "default watermarks valid");
 }
@@ -268,7 +268,7 @@ Test(config_keys, fields)
 	cr_assert_eq(c->fleet_quota_bytes, 1ULL << 30, "1GiB in bytes");
 	cr_assert_eq(c->fleet_quota_reset_interval_ms, 2000);
 	cr_assert_eq(c->default_priority, 70);
-	cr_assert_eq(c->default_actions, VR_DAEMON_ACTION_HOST_PAGEOUT | VR_DAEMON_ACTION_BALLOON,
+	cr_assert_eq(c->default_actions, VR_DOMAIN_ACTION_HOST_PAGEOUT | VR_DOMAIN_ACTION_BALLOON,
 		     "host-pageout and balloon, got %#x", c->default_actions);
 }
 
