@@ -179,9 +179,17 @@ static gboolean lv_event_dispatch(gpointer data)
 
 static void lv_post(struct vr_libvirt_link *link, struct lv_event *ev)
 {
+	/* Always through a source of the main context, never
+	 * g_main_context_invoke(): that runs the function at once in the
+	 * calling thread when it can take the default context, which would
+	 * run the daemon in libvirt's thread, inside libvirt's callback (and
+	 * deadlock on libvirt's own locks when it closes the connection). */
+	g_autoptr(GSource) src = g_idle_source_new();
+
 	ev->link = link_ref(link);
-	g_main_context_invoke_full(link->ctx, G_PRIORITY_DEFAULT, lv_event_dispatch, ev,
-				   lv_event_free);
+	g_source_set_priority(src, G_PRIORITY_DEFAULT);
+	g_source_set_callback(src, lv_event_dispatch, ev, lv_event_free);
+	g_source_attach(src, link->ctx);
 }
 
 static void lv_post_domain(void *opaque, virDomainPtr dom, enum vr_libvirt_change change)

@@ -37,10 +37,9 @@
  * resets the age of what it tried), and each change costs a commit. */
 #define VR_MANAGER_SHARE_HOLD_US (30 * G_USEC_PER_SEC)
 
-/* At most one new share per domain this often, us. Each costs the guest a
- * DAMON commit, and measured in TCG guests, pageout needs a second visit to
- * free what the first one wrote to swap (it stays in the swap cache until
- * then): a scheme rewritten every few seconds frees almost nothing. */
+/* A smaller share is sent at most this often per domain, us (a larger one
+ * at once: the host needs the memory). Each costs the guest a DAMON commit,
+ * and a scheme rewritten every few seconds frees little. */
 #define VR_MANAGER_SHARE_MIN_PERIOD_US (15 * G_USEC_PER_SEC)
 
 struct vr_manager {
@@ -298,23 +297,24 @@ static void manager_refresh_domain(struct vr_manager *m, const struct vr_libvirt
 	}
 	was_managed = d->managed;
 
-	if (!vr_domain_xml_parse(ld->xml, &info, &error)) {
+	if (!vr_domain_xml_parse(ld->xml, &info, &error) &&
+	    !g_error_matches(error, VR_DOMAIN_XML_ERROR, VR_DOMAIN_XML_ERROR_UNSUPPORTED)) {
 		vr_domain_set_unmanaged(d, "cannot read its domain XML: %s", error->message);
 		g_warning("%s: %s", d->name, d->reason);
 		return;
 	}
-	if (g_strcmp0(info.type, "qemu") != 0 && g_strcmp0(info.type, "kvm") != 0) {
-		vr_domain_set_unmanaged(d, "not a QEMU domain (type %s)", info.type);
-		return;
-	}
+	/* The metadata first: an operator who wrote it wants to hear what is
+	 * wrong with it whatever else keeps the domain unmanaged. */
 	tuning = vr_domain_tuning_for(ld, m->config, &reason);
 	if (!tuning) {
 		if (!d->reason || strcmp(d->reason, reason) != 0 || was_managed)
 			g_message("%s: not managed: %s", d->name, reason);
 		vr_domain_set_unmanaged(d, "%s", reason);
-		vr_domain_info_clear(&d->info);
-		d->info = info;
-		memset(&info, 0, sizeof(info));
+		return;
+	}
+	if (error) {
+		/* Not a QEMU domain (vr_domain_xml_parse() says which type). */
+		vr_domain_set_unmanaged(d, "%s", error->message);
 		return;
 	}
 	if (!(tuning->actions & VR_DOMAIN_ACTION_AGENT_RECLAIM)) {
@@ -608,10 +608,10 @@ static void act_domain(struct vr_manager *m, struct vr_domain *d)
 
 	if (d->share_bytes > 0)
 		d->share_nonzero_us = now;
-	hold = d->policy_sent &&
-	       ((d->share_bytes == 0 && d->sent_share_bytes > 0 &&
-		 now - d->share_nonzero_us < VR_MANAGER_SHARE_HOLD_US) ||
-		(d->sent_share_bytes > 0 && now - d->sent_us < VR_MANAGER_SHARE_MIN_PERIOD_US));
+	hold = d->policy_sent && ((d->share_bytes == 0 && d->sent_share_bytes > 0 &&
+				   now - d->share_nonzero_us < VR_MANAGER_SHARE_HOLD_US) ||
+				  (d->share_bytes < d->sent_share_bytes &&
+				   now - d->sent_us < VR_MANAGER_SHARE_MIN_PERIOD_US));
 	if (!d->policy_sent || d->sent_generation != d->policy_generation ||
 	    (!hold && share_changed(d->sent_share_bytes, d->share_bytes))) {
 		g_auto(vr_proto_request) req = { .command = VR_PROTO_SET_POLICY };

@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The real vreclaimd against libvirt's test driver, driven over its control
+ * socket with the control client (hostd/control-client.h): domain discovery
+ * and metadata handling as the daemon reports them.
+ *
+ * Each test writes a node file (test:///ABSOLUTE/PATH/node.xml: a <node>
+ * whose <domain type='test'> elements all start running) into a temporary
+ * folder, with a domain without metadata, valid ones, a disabled one and one
+ * domain per kind of invalid metadata that can reach the daemon through
+ * libvirt (libvirt parses the node file and hands the element back with our
+ * namespace stripped, so text that is not XML never gets that far), then
+ * starts vreclaimd on a config there. The test driver's domains have type
+ * 'test': no domain is ever managed, and the reason in `vreclaimctl status`
+ * says which check stopped it: the metadata first (not opted in, disabled,
+ * invalid metadata naming the element and value), then the domain's type.
+ *
+ * Also: manage = all, SIGHUP with an invalid config (refused, the old one
+ * stays) and with valid ones (applied), `set` written through libvirt and
+ * read back by the daemon, refused settings that change nothing, pause of an
+ * unknown domain, and SIGTERM (exit status 0, control socket removed).
+ *
+ * The daemon binary comes from the VRECLAIMD environment variable (meson).
+ * Its stdout and stderr go to daemon.log in the test's folder; a failing
+ * assertion about the daemon prints that log. Criterion re-executes the
+ * binary for each test: parameter structs hold no pointers.
+ */
+#define _GNU_SOURCE
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../unit/test-fake-tree.h"
+#include "control-client.h"
+#include "domain-xml.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* How long the daemon gets to listen, answer, apply a reload or stop, ms. */
+#define DAEMON_WAIT_MS 10000
+/* Between two polls, us. */
+#define POLL_US (20 * 1000)
+/* One control request's reply, ms. */
+#define CALL_TIMEOUT_MS 5000
+
+/* The metadata element as it sits in the node file: prefix vr bound to ours. */
+#define VR_OPEN	 "<vr:domain xmlns:vr='" VR_DOMAIN_XML_NS "'>"
+#define VR_CLOSE "</vr:domain>"
+
+/* The reason of a domain that got past every metadata check: its type. */
+#define TYPE_REASON  "is of type 'test' (vreclaim manages qemu and kvm domains)"
+#define NOT_OPTED_IN "not opted in (no vreclaim metadata; the daemon manages opt-in domains only)"
+#define DISABLED     "disabled by its metadata (enable is no)"
+
+/**
+ * struct dom_case - one test domain.
+ * @name:	its libvirt name.
+ * @metadata:	the whole <metadata> child as written in the node file; empty
+ *		for a domain without metadata.
+ * @reason:	a fragment the daemon's reason must hold (with manage =
+ *		opt-in). For invalid metadata: the parser's message, after
+ *		"invalid metadata: " (see tests/unit/test-domain-xml.c).
+ */
+struct dom_case {
+	char name[40];
+	char metadata[240];
+	char reason[200];
+};
+
+/* Domains whose metadata is absent, valid or disabled. */
+static struct dom_case plain_cases[] = {
+	{ "plain", "", NOT_OPTED_IN },
+	{ "valid",
+	  VR_OPEN "<vr:priority>70</vr:priority><vr:guaranteed unit='MiB'>512"
+		  "</vr:guaranteed><vr:actions>agent-reclaim</vr:actions>" VR_CLOSE,
+	  "domain valid " TYPE_REASON },
+	/* An empty element manages with every default. */
+	{ "valid-empty", VR_OPEN VR_CLOSE, "domain valid-empty " TYPE_REASON },
+	/* The type is checked before the policy file is looked for. */
+	{ "valid-absent-policy", VR_OPEN "<vr:policy>absent</vr:policy>" VR_CLOSE,
+	  "domain valid-absent-policy " TYPE_REASON },
+	{ "disabled", VR_OPEN "<vr:enable>no</vr:enable><vr:priority>90</vr:priority>" VR_CLOSE,
+	  DISABLED },
+};
+
+/* Domains whose metadata the daemon must refuse, one per kind of mistake. */
+static struct dom_case invalid_cases[] = {
+	{ "inv-unknown-element", VR_OPEN "<vr:colour>red</vr:colour>" VR_CLOSE,
+	  "unknown element <colour> in <domain> (expected enable, policy, priority, "
+	  "guaranteed, actions, scheme)" },
+	{ "inv-unknown-in-scheme",
+	  VR_OPEN "<vr:scheme><vr:priority>1</vr:priority></vr:scheme>" VR_CLOSE,
+	  "unknown element <priority> in <scheme> (expected min-age, quota-time, quota-size, "
+	  "max-accesses)" },
+	{ "inv-bad-priority", VR_OPEN "<vr:priority>101</vr:priority>" VR_CLOSE,
+	  "<priority>: '101' is out of range (expected an integer from 0 to 100)" },
+	{ "inv-priority-fraction", VR_OPEN "<vr:priority>1.5</vr:priority>" VR_CLOSE,
+	  "<priority>: '1.5' is not a whole number" },
+	{ "inv-bad-unit", VR_OPEN "<vr:guaranteed unit='XB'>1</vr:guaranteed>" VR_CLOSE,
+	  "<guaranteed>: unknown unit 'XB' (expected b, bytes, KiB" },
+	{ "inv-wrong-namespace", VR_OPEN "<o:priority xmlns:o='urn:o'>1</o:priority>" VR_CLOSE,
+	  "<o:priority> is in the namespace 'urn:o' (expected " VR_DOMAIN_XML_NS ")" },
+	{ "inv-duplicate",
+	  VR_OPEN "<vr:priority>1</vr:priority><vr:priority>2</vr:priority>" VR_CLOSE,
+	  "<priority> is given twice" },
+	{ "inv-policy-slash", VR_OPEN "<vr:policy>a/b</vr:policy>" VR_CLOSE,
+	  "<policy>: policy name 'a/b' has the character '/'" },
+	{ "inv-policy-dot", VR_OPEN "<vr:policy>../etc/passwd</vr:policy>" VR_CLOSE,
+	  "<policy>: policy name '../etc/passwd' starts with '.'" },
+	{ "inv-policy-empty", VR_OPEN "<vr:policy/>" VR_CLOSE, "<policy>: the value is empty" },
+	{ "inv-enable-maybe", VR_OPEN "<vr:enable>maybe</vr:enable>" VR_CLOSE,
+	  "<enable>: 'maybe' is not allowed (expected yes or no)" },
+	{ "inv-unknown-action", VR_OPEN "<vr:actions>teleport</vr:actions>" VR_CLOSE,
+	  "<actions>: unknown action 'teleport' (expected one or more of agent-reclaim" },
+	{ "inv-unknown-attribute", VR_OPEN "<vr:priority unit='ms'>1</vr:priority>" VR_CLOSE,
+	  "<priority>: unknown attribute 'unit' (allowed: none)" },
+	{ "inv-min-age-range",
+	  VR_OPEN "<vr:scheme><vr:min-age unit='h'>721</vr:min-age></vr:scheme>" VR_CLOSE,
+	  "<min-age>: '721 h' is out of range (expected a time up to 30 days)" },
+	{ "inv-max-accesses",
+	  VR_OPEN "<vr:scheme><vr:max-accesses>65537</vr:max-accesses></vr:scheme>" VR_CLOSE,
+	  "<max-accesses>: '65537' is out of range (expected an integer from 0 to 65536)" },
+	{ "inv-text", VR_OPEN "yes" VR_CLOSE, "<domain>: unexpected text 'yes'" },
+	{ "inv-root", "<vr:vreclaim xmlns:vr='" VR_DOMAIN_XML_NS "'/>",
+	  "the root element is <vreclaim> (expected <domain>)" },
+};
+
+static char *dir;	  /* the test's temporary folder */
+static char *node_path;	  /* dir/node.xml */
+static char *config_path; /* dir/vreclaimd.conf */
+static char *socket_path; /* dir/ctl.sock */
+static char *log_path;	  /* dir/daemon.log */
+static GPid daemon_pid;
+
+/* ---- files ---- */
+
+static void node_add(GString *xml, const struct dom_case *c, guint index)
+{
+	g_string_append_printf(xml,
+			       "  <domain type='test'>\n"
+			       "    <name>%s</name>\n"
+			       "    <uuid>6f1c0000-0000-4000-8000-%012x</uuid>\n"
+			       "    <memory unit='MiB'>256</memory>\n"
+			       "    <os><type>hvm</type></os>\n",
+			       c->name, index + 1);
+	if (c->metadata[0])
+		g_string_append_printf(xml, "    <metadata>%s</metadata>\n", c->metadata);
+	g_string_append(xml, "  </domain>\n");
+}
+
+/* The node file with every domain of both tables. */
+static void write_node(void)
+{
+	g_autoptr(GString) xml = g_string_new("<node>\n");
+	guint index = 0;
+
+	for (guint i = 0; i < ARRAY_LEN(plain_cases); i++)
+		node_add(xml, &plain_cases[i], index++);
+	for (guint i = 0; i < ARRAY_LEN(invalid_cases); i++)
+		node_add(xml, &invalid_cases[i], index++);
+	g_string_append(xml, "</node>\n");
+	tree_put(dir, "node.xml", xml->str);
+}
+
+/* The daemon's config with @manage ("opt-in", "all") and @extra lines at
+ * the end of [daemon]. */
+static void write_config(const char *manage, const char *extra)
+{
+	g_autofree char *policies = g_build_filename(dir, "policies", NULL);
+	g_autofree char *text = g_strdup_printf("[daemon]\n"
+						"connect = test://%s\n"
+						"manage = %s\n"
+						"policy-dir = %s\n"
+						"control-socket = %s\n"
+						"interval-ms = 200\n"
+						"%s"
+						"[host]\n"
+						"watermark-metric = none\n",
+						node_path, manage, policies, socket_path,
+						extra ? extra : "");
+
+	tree_put(dir, "vreclaimd.conf", text);
+}
+
+/* The daemon's output so far: owned, never NULL. */
+static char *daemon_log(void)
+{
+	char *text = NULL;
+
+	if (!g_file_get_contents(log_path, &text, NULL, NULL))
+		return g_strdup("(no log)");
+	return text;
+}
+
+/* ---- the daemon ---- */
+
+/* In the child: its output to the log file, and it dies with the test
+ * worker, even one that crashed before its teardown could stop it. */
+static void child_setup(gpointer data)
+{
+	int fd = open(data, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+	if (fd >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/* Whether the daemon has exited: then it is reaped, daemon_pid is 0 and
+ * *@status (when not NULL) holds its wait status. */
+static bool daemon_exited(int *status)
+{
+	if (daemon_pid <= 0 || waitpid(daemon_pid, status, WNOHANG) != daemon_pid)
+		return false;
+	g_spawn_close_pid(daemon_pid);
+	daemon_pid = 0;
+	return true;
+}
+
+/* The daemon's status: the domains (owned array), *@daemon filled in. */
+static GPtrArray *status(struct vr_daemon_status *daemon)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(vr_control_client) c = vr_control_client_connect(socket_path, &error);
+	GPtrArray *domains = NULL;
+	struct vr_daemon_status d;
+
+	cr_assert_not_null(c, "expected to reach the daemon: %s\nits log:\n%s", error->message,
+			   daemon_log());
+	cr_assert(vr_control_client_status(c, CALL_TIMEOUT_MS, &domains, daemon ? daemon : &d, NULL,
+					   &error),
+		  "expected a status: %s\nits log:\n%s", error ? error->message : "?",
+		  daemon_log());
+	return domains;
+}
+
+/* Start vreclaimd on the config written with @manage; wait (up to
+ * DAEMON_WAIT_MS) for its control socket and a status listing every domain. */
+static void start_daemon(const char *manage)
+{
+	const char *binary = g_getenv("VRECLAIMD");
+	g_autoptr(GError) error = NULL;
+	guint want = ARRAY_LEN(plain_cases) + ARRAY_LEN(invalid_cases);
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+	int wstatus = 0;
+
+	cr_assert_not_null(binary, "VRECLAIMD must name the vreclaimd binary");
+	write_config(manage, NULL);
+	const char *argv[] = { binary, "--config", config_path, NULL };
+	cr_assert(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, child_setup,
+				log_path, &daemon_pid, &error),
+		  "cannot start vreclaimd: %s", error ? error->message : "?");
+
+	for (;;) {
+		g_autoptr(vr_control_client) c = NULL;
+
+		cr_assert(!daemon_exited(&wstatus),
+			  "vreclaimd exited at start (wait status %#x); its log:\n%s", wstatus,
+			  daemon_log());
+		c = vr_control_client_connect(socket_path, NULL);
+		if (c) {
+			g_autoptr(GPtrArray) doms = NULL;
+			struct vr_daemon_status d;
+
+			if (vr_control_client_status(c, CALL_TIMEOUT_MS, &doms, &d, NULL, NULL) &&
+			    d.libvirt_connected && doms->len == want)
+				return;
+		}
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "vreclaimd did not list the %u domains within %d ms; its log:\n%s", want,
+			  DAEMON_WAIT_MS, daemon_log());
+		g_usleep(POLL_US);
+	}
+}
+
+/* Wait up to DAEMON_WAIT_MS for the daemon to exit; its wait status, or -1. */
+static int wait_exit(void)
+{
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+	int wstatus = 0;
+
+	while (!daemon_exited(&wstatus)) {
+		if (g_get_monotonic_time() >= deadline)
+			return -1;
+		g_usleep(POLL_US);
+	}
+	return wstatus;
+}
+
+/* Stop the daemon by its pid: SIGTERM, SIGKILL when it does not stop. */
+static void stop_daemon(void)
+{
+	if (daemon_pid <= 0)
+		return;
+	kill(daemon_pid, SIGTERM);
+	if (wait_exit() != -1)
+		return;
+	kill(daemon_pid, SIGKILL);
+	waitpid(daemon_pid, NULL, 0);
+	g_spawn_close_pid(daemon_pid);
+	daemon_pid = 0;
+}
+
+static void setup(void)
+{
+	g_autoptr(GError) error = NULL;
+
+	dir = g_dir_make_tmp("vr-vreclaimd-XXXXXX", &error);
+	cr_assert_not_null(dir, "cannot make a temporary folder: %s", error ? error->message : "?");
+	node_path = g_build_filename(dir, "node.xml", NULL);
+	config_path = g_build_filename(dir, "vreclaimd.conf", NULL);
+	socket_path = g_build_filename(dir, "ctl.sock", NULL);
+	log_path = g_build_filename(dir, "daemon.log", NULL);
+	tree_mkdir(dir, "policies");
+	write_node();
+}
+
+static void teardown(void)
+{
+	stop_daemon();
+	if (dir)
+		tree_rm(dir);
+	g_clear_pointer(&dir, g_free);
+	g_clear_pointer(&node_path, g_free);
+	g_clear_pointer(&config_path, g_free);
+	g_clear_pointer(&socket_path, g_free);
+	g_clear_pointer(&log_path, g_free);
+}
+
+TestSuite(vreclaimd, .init = setup, .fini = teardown,
+	  .description = "the real vreclaimd against libvirt's test driver");
+
+/* ---- checks ---- */
+
+static const struct vr_domain_status *find(GPtrArray *doms, const char *name)
+{
+	for (guint i = 0; i < doms->len; i++) {
+		const struct vr_domain_status *st = g_ptr_array_index(doms, i);
+		if (!strcmp(st->name, name))
+			return st;
+	}
+	cr_assert_fail("expected domain '%s' in the status (%u domains)", name, doms->len);
+	return NULL;
+}
+
+/* @name is unmanaged and its reason holds @fragment. */
+static void expect_reason(GPtrArray *doms, const char *name, const char *fragment)
+{
+	const struct vr_domain_status *st = find(doms, name);
+
+	cr_assert(!st->managed, "%s: expected unmanaged (a test-driver domain)", name);
+	cr_assert(strstr(st->reason, fragment), "%s: expected the reason to hold '%s', got '%s'",
+		  name, fragment, st->reason);
+}
+
+/* The fresh status: @name's reason holds @fragment. */
+static void expect_status_reason(const char *name, const char *fragment)
+{
+	g_autoptr(GPtrArray) doms = status(NULL);
+
+	expect_reason(doms, name, fragment);
+}
+
+/* The reason of an invalid-metadata domain: "invalid metadata: " + @message. */
+static void expect_invalid(GPtrArray *doms, const struct dom_case *c)
+{
+	const struct vr_domain_status *st = find(doms, c->name);
+
+	expect_reason(doms, c->name, c->reason);
+	cr_assert(g_str_has_prefix(st->reason, "invalid metadata: "),
+		  "%s: expected the reason to start with 'invalid metadata: ', got '%s'", c->name,
+		  st->reason);
+}
+
+/* Wait up to DAEMON_WAIT_MS for the daemon's log to hold @text. */
+static void wait_log(const char *text)
+{
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+
+	for (;;) {
+		g_autofree char *log = daemon_log();
+		if (strstr(log, text))
+			return;
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected the daemon to log '%s' within %d ms; its log:\n%s", text,
+			  DAEMON_WAIT_MS, log);
+		g_usleep(POLL_US);
+	}
+}
+
+/* Send SIGHUP; wait up to DAEMON_WAIT_MS until the status counts @reloads. */
+static void reload_and_wait(uint64_t reloads)
+{
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+
+	cr_assert_eq(kill(daemon_pid, SIGHUP), 0, "kill(SIGHUP): %s", g_strerror(errno));
+	for (;;) {
+		struct vr_daemon_status d;
+		g_autoptr(GPtrArray) doms = status(&d);
+		if (d.reloads == reloads)
+			return;
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected %" G_GUINT64_FORMAT " reloads within %d ms, the daemon counts "
+			  "%" G_GUINT64_FORMAT "; its log:\n%s",
+			  reloads, DAEMON_WAIT_MS, d.reloads, daemon_log());
+		g_usleep(POLL_US);
+	}
+}
+
+static void set_ok(const char *domain, const char *const *settings)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(vr_control_client) c = vr_control_client_connect(socket_path, &error);
+
+	cr_assert_not_null(c, "connect: %s", error ? error->message : "?");
+	cr_assert(vr_control_client_set(c, domain, settings, CALL_TIMEOUT_MS, &error),
+		  "expected set %s %s to be applied, got: %s\nthe daemon's log:\n%s", domain,
+		  settings[0], error ? error->message : "?", daemon_log());
+}
+
+/* set must be refused with @code and a message holding @fragment. Return:
+ * the message, owned. */
+static char *set_refused(const char *domain, const char *const *settings, int code,
+			 const char *fragment)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(vr_control_client) c = vr_control_client_connect(socket_path, &error);
+
+	cr_assert_not_null(c, "connect: %s", error ? error->message : "?");
+	cr_assert(!vr_control_client_set(c, domain, settings, CALL_TIMEOUT_MS, &error),
+		  "expected set %s %s to be refused", domain, settings[0]);
+	cr_assert(g_error_matches(error, VR_CONTROL_ERROR, code),
+		  "set %s %s: expected the control error %s, got %s %d: %s", domain, settings[0],
+		  vr_control_error_class_name(code), g_quark_to_string(error->domain), error->code,
+		  error->message);
+	cr_assert(strstr(error->message, fragment),
+		  "set %s %s: expected the message to hold '%s', got '%s'", domain, settings[0],
+		  fragment, error->message);
+	return g_strdup(error->message);
+}
+
+/* ---- discovery and metadata ---- */
+
+Test(vreclaimd, lists_every_running_domain)
+{
+	struct vr_daemon_status d;
+	g_autoptr(GPtrArray) doms = NULL;
+	g_autofree char *uri = g_strdup_printf("test://%s", node_path);
+
+	start_daemon("opt-in");
+	doms = status(&d);
+	cr_assert_eq(doms->len, ARRAY_LEN(plain_cases) + ARRAY_LEN(invalid_cases),
+		     "expected every domain of the node file, got %u", doms->len);
+	cr_assert_str_eq(d.libvirt_uri, uri, "expected the config's URI, got '%s'", d.libvirt_uri);
+	cr_assert(d.libvirt_connected, "expected the daemon connected to libvirt");
+	cr_assert_eq(d.reloads, 0, "expected no reload yet, got %" G_GUINT64_FORMAT, d.reloads);
+	for (guint i = 1; i < doms->len; i++) {
+		const struct vr_domain_status *a = g_ptr_array_index(doms, i - 1);
+		const struct vr_domain_status *b = g_ptr_array_index(doms, i);
+		cr_assert_lt(strcmp(a->name, b->name), 0,
+			     "expected the domains sorted by name: '%s' before '%s'", a->name,
+			     b->name);
+	}
+	for (guint i = 0; i < ARRAY_LEN(plain_cases); i++) {
+		const struct vr_domain_status *st = find(doms, plain_cases[i].name);
+		g_autofree char *uuid = g_strdup_printf("6f1c0000-0000-4000-8000-%012x", i + 1);
+		cr_assert_str_eq(st->uuid, uuid, "%s: expected uuid %s, got %s", st->name, uuid,
+				 st->uuid);
+		cr_assert_eq(st->agent_state, VR_AGENT_STATE_NONE,
+			     "%s: expected no agent session for an unmanaged domain", st->name);
+		cr_assert_eq(st->action, VR_ACTIVE_ACTION_NONE, "%s: expected no action", st->name);
+	}
+}
+
+Test(vreclaimd, opt_in_reasons)
+{
+	g_autoptr(GPtrArray) doms = NULL;
+
+	start_daemon("opt-in");
+	doms = status(NULL);
+	for (guint i = 0; i < ARRAY_LEN(plain_cases); i++)
+		expect_reason(doms, plain_cases[i].name, plain_cases[i].reason);
+}
+
+ParameterizedTestParameters(vreclaimd, invalid_metadata)
+{
+	return cr_make_param_array(struct dom_case, invalid_cases, ARRAY_LEN(invalid_cases));
+}
+
+ParameterizedTest(struct dom_case *c, vreclaimd, invalid_metadata)
+{
+	g_autoptr(GPtrArray) doms = NULL;
+	g_autofree char *logged = NULL;
+
+	start_daemon("opt-in");
+	doms = status(NULL);
+	expect_invalid(doms, c);
+	/* ... and the same sentence in the log, with the domain's name. */
+	logged = g_strdup_printf("%s: not managed: invalid metadata: %s", c->name, c->reason);
+	wait_log(logged);
+}
+
+Test(vreclaimd, manage_all)
+{
+	g_autoptr(GPtrArray) doms = NULL;
+
+	start_daemon("all");
+	doms = status(NULL);
+	/* No metadata now passes the metadata check: the type stops it. */
+	expect_reason(doms, "plain", "domain plain " TYPE_REASON);
+	/* The metadata still decides for the others. */
+	expect_reason(doms, "disabled", DISABLED);
+	expect_reason(doms, "valid", "domain valid " TYPE_REASON);
+	for (guint i = 0; i < ARRAY_LEN(invalid_cases); i++)
+		expect_invalid(doms, &invalid_cases[i]);
+}
+
+/* ---- reload ---- */
+
+Test(vreclaimd, reload)
+{
+	struct vr_daemon_status d;
+
+	start_daemon("opt-in");
+
+	/* An invalid file (manage = all, and an unknown key) changes nothing. */
+	write_config("all", "colour = blue\n");
+	cr_assert_eq(kill(daemon_pid, SIGHUP), 0, "kill(SIGHUP): %s", g_strerror(errno));
+	wait_log("reload refused");
+	wait_log("colour");
+	{
+		g_autoptr(GPtrArray) doms = status(&d);
+		cr_assert_eq(d.reloads, 0,
+			     "expected the refused reload not to count, got %" G_GUINT64_FORMAT,
+			     d.reloads);
+		expect_reason(doms, "plain", NOT_OPTED_IN);
+		expect_reason(doms, "disabled", DISABLED);
+	}
+
+	/* A valid one applies as a whole. */
+	write_config("all", NULL);
+	reload_and_wait(1);
+	{
+		g_autoptr(GPtrArray) doms = status(NULL);
+		expect_reason(doms, "plain", "domain plain " TYPE_REASON);
+		expect_reason(doms, "disabled", DISABLED);
+		expect_invalid(doms, &invalid_cases[0]);
+	}
+
+	/* Back to opt-in: the reasons of opt-in come back. */
+	write_config("opt-in", NULL);
+	reload_and_wait(2);
+	{
+		g_autoptr(GPtrArray) doms = status(&d);
+		for (guint i = 0; i < ARRAY_LEN(plain_cases); i++)
+			expect_reason(doms, plain_cases[i].name, plain_cases[i].reason);
+		cr_assert(d.libvirt_connected, "expected the connection kept over reloads");
+	}
+	cr_assert(!daemon_exited(NULL), "expected the daemon to keep running over reloads");
+}
+
+/* ---- set, pause ---- */
+
+Test(vreclaimd, set_through_libvirt)
+{
+	const char *const opt_in[] = { "priority=80", "enable=yes", NULL };
+	const char *const disable[] = { "enable=no", NULL };
+	const char *const fix[] = { "priority=80", NULL };
+	const char *const reenable[] = { "enable=yes", NULL };
+
+	start_daemon("opt-in");
+
+	/* A domain without metadata opts in: the metadata the daemon wrote
+	 * through libvirt is read back, and the type stops it now. */
+	set_ok("plain", opt_in);
+	expect_status_reason("plain", "domain plain " TYPE_REASON);
+
+	/* A valid one opts out, and in again. */
+	set_ok("valid", disable);
+	expect_status_reason("valid", DISABLED);
+	set_ok("valid", reenable);
+	expect_status_reason("valid", "domain valid " TYPE_REASON);
+
+	/* Invalid metadata is replaced by a whole valid element. */
+	set_ok("inv-bad-priority", fix);
+	expect_status_reason("inv-bad-priority", "domain inv-bad-priority " TYPE_REASON);
+
+	/* The others are untouched. */
+	expect_status_reason("disabled", DISABLED);
+	expect_status_reason("inv-duplicate", "invalid metadata: <priority> is given twice");
+}
+
+Test(vreclaimd, set_refused)
+{
+	const char *const bad_priority[] = { "enable=no", "priority=500", NULL };
+	const char *const absent_policy[] = { "enable=no", "policy=absent", NULL };
+	const char *const absent_policy_on[] = { "enable=yes", "policy=absent", NULL };
+	const char *const bad_key[] = { "colour=blue", NULL };
+	const char *const any[] = { "priority=80", NULL };
+	g_autofree char *priority_msg = NULL;
+	g_autofree char *policy_msg = NULL;
+	g_autofree char *key_msg = NULL;
+	g_autofree char *domain_msg = NULL;
+
+	start_daemon("opt-in");
+
+	/* All or nothing: enable=no with a bad priority leaves it enabled. */
+	priority_msg =
+		set_refused("valid", bad_priority, VR_CONTROL_ERROR_INVALID_ARGUMENT, "priority");
+	cr_assert(strstr(priority_msg, "500"),
+		  "expected the message to name the value 500, got '%s'", priority_msg);
+	expect_status_reason("valid", "domain valid " TYPE_REASON);
+
+	/* A policy file that does not exist is refused when it would apply... */
+	policy_msg =
+		set_refused("plain", absent_policy_on, VR_CONTROL_ERROR_INVALID_ARGUMENT, "absent");
+	expect_status_reason("plain", NOT_OPTED_IN);
+	/* ... and recorded while the domain stays disabled. */
+	set_ok("plain", absent_policy);
+	expect_status_reason("plain", DISABLED);
+
+	key_msg = set_refused("valid", bad_key, VR_CONTROL_ERROR_INVALID_ARGUMENT, "colour");
+	expect_status_reason("valid", "domain valid " TYPE_REASON);
+
+	domain_msg =
+		set_refused("no-such-domain", any, VR_CONTROL_ERROR_NO_DOMAIN, "'no-such-domain'");
+}
+
+Test(vreclaimd, pause)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(vr_control_client) c = NULL;
+
+	start_daemon("opt-in");
+	c = vr_control_client_connect(socket_path, &error);
+	cr_assert_not_null(c, "connect: %s", error ? error->message : "?");
+
+	cr_assert(!vr_control_client_pause(c, "no-such-domain", TRUE, CALL_TIMEOUT_MS, &error),
+		  "expected pause of an unknown domain to be refused");
+	cr_assert(g_error_matches(error, VR_CONTROL_ERROR, VR_CONTROL_ERROR_NO_DOMAIN),
+		  "expected the no-domain error, got %s %d: %s", g_quark_to_string(error->domain),
+		  error->code, error->message);
+	cr_assert(strstr(error->message, "domain 'no-such-domain' is not known to vreclaimd"),
+		  "expected the message to name the domain, got '%s'", error->message);
+	g_clear_error(&error);
+
+	/* The connection goes on; a known domain is paused. */
+	cr_assert(vr_control_client_pause(c, "valid", TRUE, CALL_TIMEOUT_MS, &error),
+		  "pause valid: %s", error ? error->message : "?");
+	{
+		g_autoptr(GPtrArray) doms = status(NULL);
+		cr_assert(find(doms, "valid")->paused, "expected 'valid' paused");
+		cr_assert(!find(doms, "plain")->paused, "expected 'plain' not paused");
+	}
+}
+
+/* ---- stop ---- */
+
+Test(vreclaimd, sigterm)
+{
+	int wstatus;
+
+	start_daemon("opt-in");
+	cr_assert(g_file_test(socket_path, G_FILE_TEST_EXISTS), "expected the control socket");
+	cr_assert_eq(kill(daemon_pid, SIGTERM), 0, "kill(SIGTERM): %s", g_strerror(errno));
+	wstatus = wait_exit();
+	cr_assert_neq(wstatus, -1, "expected vreclaimd to stop within %d ms of SIGTERM",
+		      DAEMON_WAIT_MS);
+	cr_assert(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0,
+		  "expected exit status 0 after SIGTERM, got wait status %#x; its log:\n%s",
+		  wstatus, daemon_log());
+	cr_assert(!g_file_test(socket_path, G_FILE_TEST_EXISTS),
+		  "expected the control socket %s removed at exit", socket_path);
+}
