@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A blocking guest agent client: see agent-client.h.
  */
@@ -6,12 +6,7 @@
 
 #include "agent-client.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-agent-client-error-quark, vr_agent_client_error)
@@ -22,8 +17,7 @@ G_DEFINE_QUARK(vr-agent-client-error-quark, vr_agent_client_error)
 #define VR_AGENT_CLIENT_MAX_REPORTS 64
 
 struct vr_agent_client {
-	int fd;
-	char *path;
+	struct vr_unix_socket sock; /* errors in VR_AGENT_CLIENT_ERROR */
 	uint32_t next_id;
 	enum vr_proto_command pending_command;
 	uint32_t pending_id;
@@ -33,25 +27,13 @@ struct vr_agent_client {
 
 struct vr_agent_client *vr_agent_client_connect(const char *path, GError **error)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		g_set_error(error, VR_AGENT_CLIENT_ERROR, VR_AGENT_CLIENT_ERROR_CONNECT,
-			    "socket path %s is too long", path);
+	g_autofree char *peer = g_strdup_printf("the agent at %s", path);
+	struct vr_unix_socket sock;
+
+	if (!vr_unix_socket_connect(&sock, path, peer, VR_AGENT_CLIENT_ERROR, error))
 		return NULL;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		g_set_error(error, VR_AGENT_CLIENT_ERROR, VR_AGENT_CLIENT_ERROR_CONNECT,
-			    "cannot connect to the agent at %s: %s", path, g_strerror(e));
-		return NULL;
-	}
 	struct vr_agent_client *c = g_new0(struct vr_agent_client, 1);
-	c->fd = fd;
-	c->path = g_strdup(path);
+	c->sock = sock;
 	c->next_id = 1;
 	c->reader = vr_proto_reader_new();
 	g_queue_init(&c->reports);
@@ -62,8 +44,7 @@ void vr_agent_client_free(struct vr_agent_client *c)
 {
 	if (!c)
 		return;
-	close(c->fd);
-	g_free(c->path);
+	vr_unix_socket_close(&c->sock);
 	vr_proto_reader_free(c->reader);
 	g_queue_clear_full(&c->reports, g_free);
 	g_free(c);
@@ -78,26 +59,6 @@ static gboolean client_lookup(uint32_t id, enum vr_proto_command *command, gpoin
 	return TRUE;
 }
 
-static gboolean client_write_all(struct vr_agent_client *c, const char *buf, gsize len,
-				 GError **error)
-{
-	while (len) {
-		/* MSG_NOSIGNAL: an agent that went away is an error, not SIGPIPE. */
-		ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = errno;
-			g_set_error(error, VR_AGENT_CLIENT_ERROR, VR_AGENT_CLIENT_ERROR_CLOSED,
-				    "writing to the agent at %s: %s", c->path, g_strerror(e));
-			return FALSE;
-		}
-		buf += n;
-		len -= (gsize)n;
-	}
-	return TRUE;
-}
-
 /* The next line from the agent within @deadline_us (monotonic). */
 static char *client_read_line(struct vr_agent_client *c, gint64 deadline_us, gsize *len,
 			      GError **error)
@@ -108,28 +69,11 @@ static char *client_read_line(struct vr_agent_client *c, gint64 deadline_us, gsi
 			return NULL;
 		if (line)
 			return line;
-		gint64 left_ms = (deadline_us - g_get_monotonic_time()) / 1000;
-		if (left_ms <= 0) {
-			g_set_error(error, VR_AGENT_CLIENT_ERROR, VR_AGENT_CLIENT_ERROR_TIMEOUT,
-				    "the agent at %s did not answer in time", c->path);
-			return NULL;
-		}
-		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-		int rc = poll(&pfd, 1, (int)MIN(left_ms, G_MAXINT));
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc == 0)
-			continue; /* the deadline check above ends it */
 		char buf[16384];
-		ssize_t n = read(c->fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			g_set_error(error, VR_AGENT_CLIENT_ERROR, VR_AGENT_CLIENT_ERROR_CLOSED,
-				    "the agent's channel at %s closed", c->path);
+		gsize n = vr_unix_socket_read(&c->sock, deadline_us, buf, sizeof(buf), error);
+		if (!n)
 			return NULL;
-		}
-		vr_proto_reader_feed(c->reader, buf, (gsize)n);
+		vr_proto_reader_feed(c->reader, buf, n);
 	}
 }
 
@@ -150,7 +94,7 @@ gboolean vr_agent_client_call(struct vr_agent_client *c, struct vr_proto_request
 	g_autofree char *line = vr_proto_encode_request(req, error);
 	if (!line)
 		return FALSE;
-	if (!client_write_all(c, line, strlen(line), error))
+	if (!vr_unix_socket_write_all(&c->sock, line, strlen(line), error))
 		return FALSE;
 	c->pending_id = req->id;
 	c->pending_command = req->command;

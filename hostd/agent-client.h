@@ -11,21 +11,23 @@
 #include <glib.h>
 
 #include "protocol.h"
+#include "unix-socket.h"
 
 #define VR_AGENT_CLIENT_ERROR (vr_agent_client_error_quark())
 GQuark vr_agent_client_error_quark(void);
 
 /**
- * enum vr_agent_client_error - the client's own failures (a reply the agent
- * gets wrong is a VR_PROTO_ERROR).
+ * enum vr_agent_client_error - the client's own failures, the codes of its
+ * connection (unix-socket.h); a reply the agent gets wrong is a
+ * VR_PROTO_ERROR.
  * @VR_AGENT_CLIENT_ERROR_CONNECT: the socket cannot be reached.
  * @VR_AGENT_CLIENT_ERROR_CLOSED:  the channel closed or broke.
  * @VR_AGENT_CLIENT_ERROR_TIMEOUT: no reply in time.
  */
 enum vr_agent_client_error {
-	VR_AGENT_CLIENT_ERROR_CONNECT,
-	VR_AGENT_CLIENT_ERROR_CLOSED,
-	VR_AGENT_CLIENT_ERROR_TIMEOUT,
+	VR_AGENT_CLIENT_ERROR_CONNECT = VR_UNIX_SOCKET_ERROR_CONNECT,
+	VR_AGENT_CLIENT_ERROR_CLOSED = VR_UNIX_SOCKET_ERROR_CLOSED,
+	VR_AGENT_CLIENT_ERROR_TIMEOUT = VR_UNIX_SOCKET_ERROR_TIMEOUT,
 };
 
 struct vr_agent_client;

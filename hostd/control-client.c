@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A blocking client of vreclaimd's control socket: see control-client.h.
  */
@@ -6,12 +6,9 @@
 
 #include "control-client.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
+
+#include "unix-socket.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-control-client-error-quark, vr_control_client_error)
@@ -21,36 +18,19 @@ G_DEFINE_QUARK(vr-control-client-error-quark, vr_control_client_error)
 #define VR_CONTROL_CLIENT_READ_CHUNK 65536
 
 struct vr_control_client {
-	int fd;
-	char *path;
-	GString *in; /* bytes after the last reply line */
+	struct vr_unix_socket sock; /* errors in VR_CONTROL_CLIENT_ERROR */
+	GString *in;		    /* bytes after the last reply line */
 };
 
 struct vr_control_client *vr_control_client_connect(const char *path, GError **error)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, e;
+	g_autofree char *peer = g_strdup_printf("vreclaimd at '%s'", path);
+	struct vr_unix_socket sock;
 
-	if (!*path || strlen(path) >= sizeof(sa.sun_path)) {
-		g_set_error(error, VR_CONTROL_CLIENT_ERROR, VR_CONTROL_CLIENT_ERROR_CONNECT,
-			    "failed to connect to vreclaimd at '%s': the path is empty or longer "
-			    "than %zu bytes",
-			    path, sizeof(sa.sun_path) - 1);
+	if (!vr_unix_socket_connect(&sock, path, peer, VR_CONTROL_CLIENT_ERROR, error))
 		return NULL;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		e = errno;
-		if (fd >= 0)
-			close(fd);
-		g_set_error(error, VR_CONTROL_CLIENT_ERROR, VR_CONTROL_CLIENT_ERROR_CONNECT,
-			    "failed to connect to vreclaimd at '%s': %s", path, g_strerror(e));
-		return NULL;
-	}
 	struct vr_control_client *c = g_new0(struct vr_control_client, 1);
-	c->fd = fd;
-	c->path = g_strdup(path);
+	c->sock = sock;
 	c->in = g_string_new(NULL);
 	return c;
 }
@@ -59,31 +39,9 @@ void vr_control_client_free(struct vr_control_client *c)
 {
 	if (!c)
 		return;
-	close(c->fd);
-	g_free(c->path);
+	vr_unix_socket_close(&c->sock);
 	g_string_free(c->in, TRUE);
 	g_free(c);
-}
-
-static gboolean client_send(struct vr_control_client *c, const char *buf, gsize len, GError **error)
-{
-	while (len) {
-		/* MSG_NOSIGNAL: a daemon that went away is an error, not SIGPIPE. */
-		ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = errno;
-
-			g_set_error(error, VR_CONTROL_CLIENT_ERROR, VR_CONTROL_CLIENT_ERROR_CLOSED,
-				    "writing to vreclaimd at '%s': %s", c->path, g_strerror(e));
-			return FALSE;
-		}
-		buf += n;
-		len -= (gsize)n;
-	}
-	return TRUE;
 }
 
 /* The next line within @deadline_us (monotonic), without its '\n'. */
@@ -108,26 +66,11 @@ static char *client_read_line(struct vr_control_client *c, gint64 deadline_us, G
 				    VR_CONTROL_MAX_REPLY_BYTES);
 			return NULL;
 		}
-		gint64 left_ms = (deadline_us - g_get_monotonic_time()) / 1000;
-		if (left_ms <= 0) {
-			g_set_error(error, VR_CONTROL_CLIENT_ERROR, VR_CONTROL_CLIENT_ERROR_TIMEOUT,
-				    "vreclaimd at '%s' did not answer in time", c->path);
-			return NULL;
-		}
-		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-		int rc = poll(&pfd, 1, (int)MIN(left_ms, G_MAXINT));
-		if (rc <= 0)
-			continue; /* EINTR, or the deadline check above ends it */
 		char buf[VR_CONTROL_CLIENT_READ_CHUNK];
-		ssize_t n = read(c->fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			g_set_error(error, VR_CONTROL_CLIENT_ERROR, VR_CONTROL_CLIENT_ERROR_CLOSED,
-				    "vreclaimd at '%s' closed the connection", c->path);
+		gsize n = vr_unix_socket_read(&c->sock, deadline_us, buf, sizeof(buf), error);
+		if (!n)
 			return NULL;
-		}
-		g_string_append_len(c->in, buf, n);
+		g_string_append_len(c->in, buf, (gssize)n);
 	}
 }
 
@@ -137,7 +80,7 @@ char *vr_control_client_call(struct vr_control_client *c, const struct vr_contro
 	g_autofree char *line = vr_control_encode_request(req, error);
 	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
 
-	if (!line || !client_send(c, line, strlen(line), error))
+	if (!line || !vr_unix_socket_write_all(&c->sock, line, strlen(line), error))
 		return NULL;
 	g_debug("-> %s", line);
 	char *reply = client_read_line(c, deadline, error);

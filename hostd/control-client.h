@@ -14,12 +14,14 @@
 
 #include "control.h"
 #include "domain-status.h"
+#include "unix-socket.h"
 
 #define VR_CONTROL_CLIENT_ERROR (vr_control_client_error_quark())
 GQuark vr_control_client_error_quark(void);
 
 /**
- * enum vr_control_client_error - the client's own failures.
+ * enum vr_control_client_error - the client's own failures (the codes of
+ * its connection, unix-socket.h).
  * @VR_CONTROL_CLIENT_ERROR_CONNECT: the socket cannot be reached; the
  *				     message is "failed to connect to vreclaimd
  *				     at '<path>': <reason>".
@@ -28,9 +30,9 @@ GQuark vr_control_client_error_quark(void);
  * @VR_CONTROL_CLIENT_ERROR_TIMEOUT: no reply in time.
  */
 enum vr_control_client_error {
-	VR_CONTROL_CLIENT_ERROR_CONNECT,
-	VR_CONTROL_CLIENT_ERROR_CLOSED,
-	VR_CONTROL_CLIENT_ERROR_TIMEOUT,
+	VR_CONTROL_CLIENT_ERROR_CONNECT = VR_UNIX_SOCKET_ERROR_CONNECT,
+	VR_CONTROL_CLIENT_ERROR_CLOSED = VR_UNIX_SOCKET_ERROR_CLOSED,
+	VR_CONTROL_CLIENT_ERROR_TIMEOUT = VR_UNIX_SOCKET_ERROR_TIMEOUT,
 };
 
 struct vr_control_client;

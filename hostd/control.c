@@ -2,7 +2,7 @@
 /*
  * vreclaimd's control socket: the wire format and the server; see control.h.
  */
-#define _GNU_SOURCE /* accept4 */
+#define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC */
 
 #include "control.h"
 
@@ -19,6 +19,7 @@
 #include "json-doc.h"
 #include "metrics.h"
 #include "protocol.h" /* struct vr_proto_reader: lines of at most 64 KiB */
+#include "stream-server.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-control-error-quark, vr_control_error)
@@ -28,10 +29,6 @@ G_STATIC_ASSERT(VR_CONTROL_MAX_REQUEST_BYTES == VR_PROTO_MAX_LINE);
 
 /* Bytes read from a client per wakeup. */
 #define VR_CONTROL_READ_CHUNK 16384
-
-/* How long the server stops accepting when it is out of file descriptors,
- * ms: the pending connection would wake it at once otherwise. */
-#define VR_CONTROL_ACCEPT_BACKOFF_MS 1000
 
 static const char *const class_names[] = {
 	[VR_CONTROL_ERROR_NO_DOMAIN] = "no-domain",
@@ -886,8 +883,7 @@ struct control_conn {
 struct vr_control_server {
 	char *path;
 	int listen_fd;
-	guint listen_watch;
-	guint backoff_timer;
+	struct vr_acceptor *acceptor;
 	dev_t dev;
 	ino_t ino;
 	struct vr_control_ops ops;
@@ -912,20 +908,12 @@ static void conn_close(struct control_conn *c)
 /* Write what waits. Return: FALSE when the client is gone. */
 static gboolean conn_flush(struct control_conn *c)
 {
-	while (c->out->len) {
-		ssize_t n = send(c->fd, c->out->str, c->out->len, MSG_NOSIGNAL);
+	g_autoptr(GError) error = NULL;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return TRUE;
-		if (n <= 0) {
-			g_debug("control client %p: write: %s", (void *)c, g_strerror(errno));
-			return FALSE;
-		}
-		g_string_erase(c->out, 0, n);
-	}
-	return TRUE;
+	if (vr_stream_flush(c->fd, c->out, &error))
+		return TRUE;
+	g_debug("control client %p: %s", (void *)c, error->message);
+	return FALSE;
 }
 
 /**
@@ -1035,17 +1023,6 @@ static gboolean conn_on_out(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static gboolean server_on_listen(gint fd, GIOCondition cond, gpointer data);
-
-static gboolean server_accept_again(gpointer data)
-{
-	struct vr_control_server *s = data;
-
-	s->backoff_timer = 0;
-	s->listen_watch = g_unix_fd_add(s->listen_fd, G_IO_IN, server_on_listen, s);
-	return G_SOURCE_REMOVE;
-}
-
 /* Refuse a client beyond VR_CONTROL_MAX_CLIENTS with one error line, best effort. */
 static void server_refuse(int fd)
 {
@@ -1059,26 +1036,14 @@ static void server_refuse(int fd)
 	close(fd);
 }
 
-static gboolean server_on_listen(gint fd, GIOCondition cond, gpointer data)
+/* A new client (vr_accept_fn). */
+static void server_on_accept(int cfd, gpointer data)
 {
 	struct vr_control_server *s = data;
-	(void)cond;
-	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-	if (cfd < 0) {
-		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-			g_warning("control socket %s: accept: %s; accepting again in %d ms",
-				  s->path, g_strerror(errno), VR_CONTROL_ACCEPT_BACKOFF_MS);
-			s->listen_watch = 0;
-			s->backoff_timer =
-				g_timeout_add(VR_CONTROL_ACCEPT_BACKOFF_MS, server_accept_again, s);
-			return G_SOURCE_REMOVE;
-		}
-		return G_SOURCE_CONTINUE; /* EAGAIN, EINTR, ECONNABORTED, ... */
-	}
 	if (s->conns->len >= VR_CONTROL_MAX_CLIENTS) {
 		server_refuse(cfd);
-		return G_SOURCE_CONTINUE;
+		return;
 	}
 	struct control_conn *c = g_new0(struct control_conn, 1);
 	c->server = s;
@@ -1088,7 +1053,6 @@ static gboolean server_on_listen(gint fd, GIOCondition cond, gpointer data)
 	g_ptr_array_add(s->conns, c);
 	conn_update_watches(c);
 	g_debug("control client %p connected", (void *)c);
-	return G_SOURCE_CONTINUE;
 }
 
 /* Is somebody listening on the unix socket @sa? */
@@ -1197,7 +1161,11 @@ struct vr_control_server *vr_control_server_new(const char *path, guint mode,
 		g_prefix_error(error, "control socket: ");
 		return NULL;
 	}
-	s->listen_watch = g_unix_fd_add(s->listen_fd, G_IO_IN, server_on_listen, s);
+	{
+		g_autofree char *name = g_strdup_printf("control socket %s", path);
+
+		s->acceptor = vr_acceptor_new(s->listen_fd, name, server_on_accept, s);
+	}
 	g_debug("control socket listening on %s (mode %04o)", path, mode);
 	return g_steal_pointer(&s);
 }
@@ -1216,10 +1184,7 @@ void vr_control_server_free(struct vr_control_server *s)
 	while (s->conns->len)
 		conn_close(g_ptr_array_index(s->conns, s->conns->len - 1));
 	g_ptr_array_unref(s->conns);
-	if (s->listen_watch)
-		g_source_remove(s->listen_watch);
-	if (s->backoff_timer)
-		g_source_remove(s->backoff_timer);
+	vr_acceptor_free(s->acceptor);
 	if (s->listen_fd >= 0) {
 		close(s->listen_fd);
 		/* Another daemon may have replaced the file since: leave its. */

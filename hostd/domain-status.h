@@ -68,8 +68,8 @@ enum vr_active_action {
  * @name:	     the libvirt domain name.
  * @uuid:	     its libvirt UUID, 36 characters.
  * @managed:	     whether vreclaimd reclaims from it.
- * @reason:	     why it is not managed ("not opted in", "not a QEMU domain",
- *		     "no agent channel", "metadata: <error>", ...); empty when
+ * @reason:	     why it is not managed ("not opted in (...)", "domain X is of type ...",
+ *		     "no agent channel (...)", "invalid metadata: <error>", ...); empty when
  *		     @managed.
  * @policy:	     the name of the policy it runs; empty when none.
  * @priority:	     its priority, 0..VR_STATUS_PRIORITY_MAX.

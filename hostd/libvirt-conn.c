@@ -22,17 +22,17 @@ G_DEFINE_QUARK(vreclaim-libvirt-error-quark, vr_libvirt_error)
 #define VR_LIBVIRT_KEEPALIVE_INTERVAL_S 5
 #define VR_LIBVIRT_KEEPALIVE_COUNT	3
 
-/* ---- libvirt's event loop, in a thread of ours --------------------------- */
+/* ---- libvirt's event loop ----------------------------------------------- */
 
 /*
- * libvirt's default event implementation is process-wide and has to be
- * registered before the first connection. One thread runs it while any
- * struct vr_libvirt exists.
+ * libvirt's default event implementation (libvirt >= 6.1) is built on GLib
+ * and runs in the thread-default GMainContext: registered once, before the
+ * first connection, its watches and timers are dispatched by the daemon's
+ * own GMainLoop, on the main thread. (A thread of ours calling
+ * virEventRunDefaultImpl() would iterate the daemon's context concurrently
+ * with the main loop.)
  */
 static GMutex loop_lock;
-static guint loop_users;
-static GThread *loop_thread;
-static gint loop_stop;
 static gboolean loop_registered;
 
 static void quiet_libvirt_error(void *opaque, virErrorPtr err)
@@ -43,22 +43,7 @@ static void quiet_libvirt_error(void *opaque, virErrorPtr err)
 	g_debug("libvirt: %s", err && err->message ? err->message : "(no message)");
 }
 
-static gpointer loop_main(gpointer data)
-{
-	(void)data;
-	while (!g_atomic_int_get(&loop_stop))
-		if (virEventRunDefaultImpl() < 0)
-			g_warning("libvirt's event loop failed: %s", virGetLastErrorMessage());
-	return NULL;
-}
-
-static void loop_wakeup(int timer, void *opaque)
-{
-	(void)opaque;
-	virEventRemoveTimeout(timer);
-}
-
-static void loop_ref(void)
+static void loop_register(void)
 {
 	g_mutex_lock(&loop_lock);
 	if (!loop_registered) {
@@ -67,22 +52,6 @@ static void loop_ref(void)
 			g_warning("cannot register libvirt's event loop: %s",
 				  virGetLastErrorMessage());
 		loop_registered = TRUE;
-	}
-	if (loop_users++ == 0) {
-		g_atomic_int_set(&loop_stop, 0);
-		loop_thread = g_thread_new("libvirt-events", loop_main, NULL);
-	}
-	g_mutex_unlock(&loop_lock);
-}
-
-static void loop_unref(void)
-{
-	g_mutex_lock(&loop_lock);
-	if (--loop_users == 0) {
-		g_atomic_int_set(&loop_stop, 1);
-		/* A timer that fires at once makes virEventRunDefaultImpl return. */
-		virEventAddTimeout(0, loop_wakeup, NULL, NULL);
-		g_thread_join(g_steal_pointer(&loop_thread));
 	}
 	g_mutex_unlock(&loop_lock);
 }
@@ -179,11 +148,10 @@ static gboolean lv_event_dispatch(gpointer data)
 
 static void lv_post(struct vr_libvirt_link *link, struct lv_event *ev)
 {
-	/* Always through a source of the main context, never
-	 * g_main_context_invoke(): that runs the function at once in the
-	 * calling thread when it can take the default context, which would
-	 * run the daemon in libvirt's thread, inside libvirt's callback (and
-	 * deadlock on libvirt's own locks when it closes the connection). */
+	/* Always through an idle source, never at once (nor with
+	 * g_main_context_invoke(), which may run it at once): the daemon's
+	 * reaction must not run inside libvirt's callback, where closing the
+	 * connection deadlocks on libvirt's own locks. */
 	g_autoptr(GSource) src = g_idle_source_new();
 
 	ev->link = link_ref(link);
@@ -277,7 +245,7 @@ struct vr_libvirt *vr_libvirt_new(const char *uri, guint reconnect_max_ms,
 	lv->link = g_atomic_rc_box_new0(struct vr_libvirt_link);
 	lv->link->lv = lv;
 	lv->link->ctx = g_main_context_ref_thread_default();
-	loop_ref();
+	loop_register();
 	return lv;
 }
 
@@ -321,9 +289,9 @@ static gboolean lv_connect(struct vr_libvirt *lv)
 				   VR_LIBVIRT_KEEPALIVE_COUNT) < 0)
 		g_debug("libvirt at %s does not do keepalive: %s", lv->uri,
 			virGetLastErrorMessage());
-	if (virConnectRegisterCloseCallback(lv->conn, on_close, link_ref(lv->link), link_unref) <
-	    0) {
-		link_unref(lv->link);
+	/* The link is lent, not given (no free function): some drivers (test)
+	 * never call it; lv_disconnect() unregisters before the link goes. */
+	if (virConnectRegisterCloseCallback(lv->conn, on_close, lv->link, NULL) < 0) {
 		g_debug("libvirt at %s has no close callback: %s", lv->uri,
 			virGetLastErrorMessage());
 	} else {
@@ -400,7 +368,6 @@ void vr_libvirt_free(struct vr_libvirt *lv)
 	lv_disconnect(lv);
 	lv->link->lv = NULL;
 	link_unref(lv->link);
-	loop_unref();
 	g_free(lv->uri);
 	g_free(lv);
 }

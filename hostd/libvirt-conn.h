@@ -4,10 +4,11 @@
  * (lifecycle, reboot, metadata changes) and the connection's own death, and
  * reconnects with exponential backoff when libvirtd goes away.
  *
- * libvirt delivers events from its own event loop, which runs in a thread of
- * ours (virEventRunDefaultImpl); every callback only copies what it got and
- * hands it to the daemon's GMainContext, so the daemon's ops run on its one
- * main loop. The libvirt calls made from the main loop (listing domains,
+ * libvirt's event loop is GLib's: registered once, it runs in the daemon's
+ * own GMainLoop. Every libvirt callback only copies what it got and queues
+ * it as an idle source, so the daemon's ops never run inside libvirt's
+ * callbacks (where closing the connection would deadlock on libvirt's
+ * locks). The libvirt calls made from the main loop (listing domains,
  * reading their XML and metadata) are blocking: libvirt bounds them with its
  * own keepalive.
  */

@@ -2,7 +2,7 @@
 /*
  * vreclaimd's Prometheus metrics and their HTTP server; see metrics.h.
  */
-#define _GNU_SOURCE /* accept4 */
+#define _POSIX_C_SOURCE 200809L
 
 #include "metrics.h"
 
@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "stream-server.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-metrics-error-quark, vr_metrics_error)
@@ -254,10 +256,6 @@ GSocketAddress *vr_metrics_parse_address(const char *text, GError **error)
 /* Bytes read from a connection per wakeup. */
 #define VR_METRICS_READ_CHUNK 4096
 
-/* How long the server stops accepting when it is out of file descriptors,
- * ms: the pending connection would wake it at once otherwise. */
-#define VR_METRICS_ACCEPT_BACKOFF_MS 1000
-
 /**
  * struct http_conn - one HTTP connection.
  * @fd:		its socket, non-blocking.
@@ -285,8 +283,7 @@ struct vr_metrics_server {
 	char *address;
 	GSocket *socket;
 	guint16 port;
-	guint listen_watch;
-	guint backoff_timer;
+	struct vr_acceptor *acceptor;
 	guint timeout_ms;
 	vr_status_fn status;
 	gpointer user;
@@ -311,18 +308,7 @@ static void http_close(struct http_conn *c)
 /* Write what waits. Return: FALSE when the client is gone. */
 static gboolean http_flush(struct http_conn *c)
 {
-	while (c->out->len) {
-		ssize_t n = send(c->fd, c->out->str, c->out->len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return TRUE;
-		if (n <= 0)
-			return FALSE;
-		g_string_erase(c->out, 0, n);
-	}
-	return TRUE;
+	return vr_stream_flush(c->fd, c->out, NULL);
 }
 
 /* The whole reply is written: say so, and wait for the client to close. */
@@ -498,35 +484,10 @@ static gboolean http_on_timeout(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static gboolean metrics_on_listen(gint fd, GIOCondition cond, gpointer data);
-
-static gboolean metrics_accept_again(gpointer data)
+/* A new connection (vr_accept_fn). */
+static void metrics_on_accept(int cfd, gpointer data)
 {
 	struct vr_metrics_server *s = data;
-
-	s->backoff_timer = 0;
-	s->listen_watch = g_unix_fd_add(g_socket_get_fd(s->socket), G_IO_IN, metrics_on_listen, s);
-	return G_SOURCE_REMOVE;
-}
-
-static gboolean metrics_on_listen(gint fd, GIOCondition cond, gpointer data)
-{
-	struct vr_metrics_server *s = data;
-	(void)cond;
-	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-	if (cfd < 0) {
-		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-			/* The pending connection would wake it at once: wait a while. */
-			g_warning("metrics: accept: %s; accepting again in %d ms",
-				  g_strerror(errno), VR_METRICS_ACCEPT_BACKOFF_MS);
-			s->listen_watch = 0;
-			s->backoff_timer = g_timeout_add(VR_METRICS_ACCEPT_BACKOFF_MS,
-							 metrics_accept_again, s);
-			return G_SOURCE_REMOVE;
-		}
-		return G_SOURCE_CONTINUE; /* EAGAIN, EINTR, ECONNABORTED, ... */
-	}
 	struct http_conn *c = g_new0(struct http_conn, 1);
 	c->server = s;
 	c->fd = cfd;
@@ -538,11 +499,10 @@ static gboolean metrics_on_listen(gint fd, GIOCondition cond, gpointer data)
 		if (!http_error(c, 503, "Service Unavailable", NULL, "too many connections",
 				FALSE)) {
 			http_close(c);
-			return G_SOURCE_CONTINUE;
+			return;
 		}
 	}
 	c->in_watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, http_on_in, c);
-	return G_SOURCE_CONTINUE;
 }
 
 struct vr_metrics_server *vr_metrics_server_new(const char *address, guint timeout_ms,
@@ -578,7 +538,7 @@ struct vr_metrics_server *vr_metrics_server_new(const char *address, guint timeo
 		return NULL;
 	}
 	s->port = g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound));
-	s->listen_watch = g_unix_fd_add(g_socket_get_fd(s->socket), G_IO_IN, metrics_on_listen, s);
+	s->acceptor = vr_acceptor_new(g_socket_get_fd(s->socket), "metrics", metrics_on_accept, s);
 	g_debug("metrics served on %s (port %u)", address, s->port);
 	return g_steal_pointer(&s);
 }
@@ -595,10 +555,7 @@ void vr_metrics_server_free(struct vr_metrics_server *s)
 	while (s->conns->len)
 		http_close(g_ptr_array_index(s->conns, s->conns->len - 1));
 	g_ptr_array_unref(s->conns);
-	if (s->listen_watch)
-		g_source_remove(s->listen_watch);
-	if (s->backoff_timer)
-		g_source_remove(s->backoff_timer);
+	vr_acceptor_free(s->acceptor);
 	if (s->socket)
 		g_object_unref(s->socket);
 	g_free(s->address);

@@ -171,12 +171,18 @@ lv_start_domain() {
     echo "$name" >"$dir/libvirt-domain"
 }
 
-# lv_stop_domains STATE: destroy every domain lv_start_domain started.
+# lv_stop_domains STATE: destroy every domain lv_start_domain started; a
+# QEMU that libvirt cannot stop (libvirtd gone or stuck) is killed by its pid
+# once it is checked to be that domain's.
 lv_stop_domains() {
-    local state=$1 name
+    local state=$1 name pid
     [ -f "$state/domains" ] || return 0
     while read -r name; do
-        virsh -q -c "$lv_uri" destroy "$name" >/dev/null 2>&1 || true
+        timeout 60 virsh -q -c "$lv_uri" destroy "$name" >/dev/null 2>&1 || true
+        pid=$(lv_qemu_pid "$state" "$name") || continue
+        if tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "guest=$name,"; then
+            kill "$pid" 2>/dev/null || true
+        fi
     done <"$state/domains"
     rm -f "$state/domains"
 }

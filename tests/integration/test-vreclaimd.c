@@ -16,9 +16,11 @@
  * invalid metadata naming the element and value), then the domain's type.
  *
  * Also: manage = all, SIGHUP with an invalid config (refused, the old one
- * stays) and with valid ones (applied), `set` written through libvirt and
- * read back by the daemon, refused settings that change nothing, pause of an
- * unknown domain, and SIGTERM (exit status 0, control socket removed).
+ * stays), with valid ones (applied) and with a new connect URI (the old
+ * connection's domains go, the new one's come), `set` written through
+ * libvirt and read back by the daemon, refused settings that change nothing,
+ * pause of an unknown domain, and SIGTERM (exit status 0, control socket
+ * removed).
  *
  * The daemon binary comes from the VRECLAIMD environment variable (meson).
  * Its stdout and stderr go to daemon.log in the test's folder; a failing
@@ -140,6 +142,7 @@ static char *node_path;	  /* dir/node.xml */
 static char *config_path; /* dir/vreclaimd.conf */
 static char *socket_path; /* dir/ctl.sock */
 static char *log_path;	  /* dir/daemon.log */
+static char *log_text;	  /* its text as daemon_log() last read it */
 static GPid daemon_pid;
 
 /* ---- files ---- */
@@ -172,9 +175,9 @@ static void write_node(void)
 	tree_put(dir, "node.xml", xml->str);
 }
 
-/* The daemon's config with @manage ("opt-in", "all") and @extra lines at
- * the end of [daemon]. */
-static void write_config(const char *manage, const char *extra)
+/* The daemon's config: libvirt's test driver on the node file @node, @manage
+ * ("opt-in", "all") and @extra lines at the end of [daemon]. */
+static void write_config_node(const char *node, const char *manage, const char *extra)
 {
 	g_autofree char *policies = g_build_filename(dir, "policies", NULL);
 	g_autofree char *text = g_strdup_printf("[daemon]\n"
@@ -186,20 +189,26 @@ static void write_config(const char *manage, const char *extra)
 						"%s"
 						"[host]\n"
 						"watermark-metric = none\n",
-						node_path, manage, policies, socket_path,
+						node, manage, policies, socket_path,
 						extra ? extra : "");
 
 	tree_put(dir, "vreclaimd.conf", text);
 }
 
-/* The daemon's output so far: owned, never NULL. */
-static char *daemon_log(void)
+/* The config on the node file of every test domain. */
+static void write_config(const char *manage, const char *extra)
 {
-	char *text = NULL;
+	write_config_node(node_path, manage, extra);
+}
 
-	if (!g_file_get_contents(log_path, &text, NULL, NULL))
-		return g_strdup("(no log)");
-	return text;
+/* The daemon's output so far; valid until the next call (a failed assertion
+ * leaves the test at once: the text is freed in the teardown). */
+static const char *daemon_log(void)
+{
+	g_clear_pointer(&log_text, g_free);
+	if (!g_file_get_contents(log_path, &log_text, NULL, NULL))
+		log_text = g_strdup("(no log)");
+	return log_text;
 }
 
 /* ---- the daemon ---- */
@@ -336,6 +345,7 @@ static void teardown(void)
 	g_clear_pointer(&config_path, g_free);
 	g_clear_pointer(&socket_path, g_free);
 	g_clear_pointer(&log_path, g_free);
+	g_clear_pointer(&log_text, g_free);
 }
 
 TestSuite(vreclaimd, .init = setup, .fini = teardown,
@@ -389,7 +399,7 @@ static void wait_log(const char *text)
 	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
 
 	for (;;) {
-		g_autofree char *log = daemon_log();
+		const char *log = daemon_log();
 		if (strstr(log, text))
 			return;
 		cr_assert(g_get_monotonic_time() < deadline,
@@ -568,6 +578,31 @@ Test(vreclaimd, reload)
 		cr_assert(d.libvirt_connected, "expected the connection kept over reloads");
 	}
 	cr_assert(!daemon_exited(NULL), "expected the daemon to keep running over reloads");
+}
+
+/* A new connect URI: the old connection's domains go, the new one's come. */
+Test(vreclaimd, reload_new_uri)
+{
+	struct dom_case other = { "other", VR_OPEN "<vr:enable>no</vr:enable>" VR_CLOSE, DISABLED };
+	g_autofree char *other_path = g_build_filename(dir, "other.xml", NULL);
+	g_autofree char *uri = g_strdup_printf("test://%s", other_path);
+	g_autoptr(GString) xml = g_string_new("<node>\n");
+	g_autoptr(GPtrArray) doms = NULL;
+	struct vr_daemon_status d;
+
+	node_add(xml, &other, 0x99);
+	g_string_append(xml, "</node>\n");
+	tree_put(dir, "other.xml", xml->str);
+	start_daemon("opt-in");
+
+	write_config_node(other_path, "opt-in", NULL);
+	reload_and_wait(1);
+	doms = status(&d);
+	cr_assert_str_eq(d.libvirt_uri, uri, "expected the new URI, got '%s'", d.libvirt_uri);
+	cr_assert(d.libvirt_connected, "expected the daemon connected to the new URI");
+	cr_assert_eq(doms->len, 1, "expected only the new node's domain, got %u domains",
+		     doms->len);
+	expect_reason(doms, "other", DISABLED);
 }
 
 /* ---- set, pause ---- */

@@ -40,6 +40,8 @@
 #include "metrics.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
+#include "test-quotes.h"
+#include "test-status.h"
 
 #define GIB (1ULL << 30)
 #define MIB (1ULL << 20)
@@ -47,28 +49,6 @@
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------- */
-
-/* @text with ' turned into ": owned. */
-static char *dq(const char *text)
-{
-	char *s = g_strdup(text);
-
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	return s;
-}
-
-/* Does @msg contain every ';'-separated group of '|'-separated alternatives? */
-static bool msg_has_all(const char *msg, const char *groups)
-{
-	g_auto(GStrv) parts = g_strsplit(groups, ";", -1);
-
-	for (char **p = parts; *p; p++)
-		if (**p && !msg_has_any(msg, *p))
-			return false;
-	return true;
-}
 
 static void expect_error(const GError *err, int code, const char *want, const char *what)
 {
@@ -117,20 +97,6 @@ static GPtrArray *fleet_new(void)
 	g_ptr_array_add(fleet, a);
 	g_ptr_array_add(fleet, b);
 	return fleet;
-}
-
-static void daemon_fill(struct vr_daemon_status *d)
-{
-	memset(d, 0, sizeof(*d));
-	g_strlcpy(d->version, "0.1.0", sizeof(d->version));
-	d->uptime_ms = 3723000;
-	g_strlcpy(d->libvirt_uri, "qemu:///system", sizeof(d->libvirt_uri));
-	d->libvirt_connected = TRUE;
-	d->host_needs_memory = TRUE;
-	d->free_mem_rate_permille = 62;
-	d->fleet_quota_bytes = 256 * MIB;
-	d->reloads = 2;
-	d->ticks = 3600;
 }
 
 /* ---- fake daemon ops ---- */

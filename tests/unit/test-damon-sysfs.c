@@ -98,57 +98,47 @@ static const struct skel skel_6_12 = {
 	.filters = true,
 };
 
-static void put_empty(const char *dir, const char *const *names)
-{
-	for (; *names; names++) {
-		g_autofree char *rel = g_build_filename(dir, *names, NULL);
-
-		tree_put(root, rel, "");
-	}
-}
-
-#define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
-
 static void make_scheme(guint s, const struct skel *k)
 {
 	g_autofree char *dir = g_strdup_printf(SCHEMES "/%u", s);
 	g_autofree char *ap = g_build_filename(dir, "access_pattern", NULL);
 	g_autofree char *q = g_build_filename(dir, "quotas", NULL);
 
-	put_empty(dir, NAMES("action", "apply_interval_us", "target_nid"));
+	tree_put_empty(root, dir, TREE_NAMES("action", "apply_interval_us", "target_nid"));
 	for (guint i = 0; i < 3; i++) {
 		static const char *const kinds[] = { "sz", "nr_accesses", "age" };
 		g_autofree char *kd = g_build_filename(ap, kinds[i], NULL);
 
-		put_empty(kd, NAMES("min", "max"));
+		tree_put_empty(root, kd, TREE_NAMES("min", "max"));
 	}
-	put_empty(q, NAMES("ms", "bytes", "reset_interval_ms", "effective_bytes"));
+	tree_put_empty(root, q, TREE_NAMES("ms", "bytes", "reset_interval_ms", "effective_bytes"));
 	{
 		g_autofree char *w = g_build_filename(q, "weights", NULL);
 
-		put_empty(w, NAMES("sz_permil", "nr_accesses_permil", "age_permil"));
+		tree_put_empty(root, w,
+			       TREE_NAMES("sz_permil", "nr_accesses_permil", "age_permil"));
 	}
 	if (k->goals) {
 		g_autofree char *g = g_build_filename(q, "goals", NULL);
 
-		put_empty(g, NAMES("nr_goals"));
+		tree_put_empty(root, g, TREE_NAMES("nr_goals"));
 		for (guint i = 0; i < k->nr_goals; i++) {
 			g_autofree char *gd = g_strdup_printf("%s/%u", g, i);
 
-			put_empty(gd, NAMES("target_value", "current_value"));
+			tree_put_empty(root, gd, TREE_NAMES("target_value", "current_value"));
 			if (k->goal_metric)
-				put_empty(gd, NAMES("target_metric"));
+				tree_put_empty(root, gd, TREE_NAMES("target_metric"));
 		}
 	}
 	{
 		g_autofree char *w = g_build_filename(dir, "watermarks", NULL);
 
-		put_empty(w, NAMES("metric", "interval_us", "high", "mid", "low"));
+		tree_put_empty(root, w, TREE_NAMES("metric", "interval_us", "high", "mid", "low"));
 	}
 	if (k->filters) {
 		g_autofree char *f = g_build_filename(dir, "filters", NULL);
 
-		put_empty(f, NAMES("nr_filters"));
+		tree_put_empty(root, f, TREE_NAMES("nr_filters"));
 	}
 	{
 		static const char *const stats[] = { "nr_tried", "sz_tried", "nr_applied",
@@ -170,24 +160,13 @@ static void make_scheme(guint s, const struct skel *k)
 /* A fake DAMON tree as sysfs shows it after the nr_* writes, plus procfs. */
 static void make_tree(const struct skel *k)
 {
-	/* no newline: a "1" written over it is then exactly "1" */
-	tree_put(root, KDS "/nr_kdamonds", "0");
-	tree_put(root, KD0 "/state", "");
-	tree_put(root, KD0 "/pid", KDAMOND_PID "\n");
-	tree_put(root, KD0 "/contexts/nr_contexts", "0");
-	tree_put(root, CTX0 "/avail_operations", "vaddr\nfvaddr\npaddr\n");
-	put_empty(CTX0, NAMES("operations"));
-	put_empty(CTX0 "/monitoring_attrs/intervals", NAMES("sample_us", "aggr_us", "update_us"));
-	put_empty(CTX0 "/monitoring_attrs/nr_regions", NAMES("min", "max"));
-	put_empty(CTX0 "/targets", NAMES("nr_targets"));
-	put_empty(CTX0 "/targets/0", NAMES("pid_target"));
-	put_empty(CTX0 "/targets/0/regions", NAMES("nr_regions"));
+	tree_put_kdamond0(root, KDS, KDAMOND_PID "\n");
 	for (guint i = 0; i < k->nr_regions; i++) {
 		g_autofree char *rd = g_strdup_printf(CTX0 "/targets/0/regions/%u", i);
 
-		put_empty(rd, NAMES("start", "end"));
+		tree_put_empty(root, rd, TREE_NAMES("start", "end"));
 	}
-	put_empty(SCHEMES, NAMES("nr_schemes"));
+	tree_put_empty(root, SCHEMES, TREE_NAMES("nr_schemes"));
 	for (guint s = 0; s < k->nr_schemes; s++)
 		make_scheme(s, k);
 	tree_put(root, RECLAIM_ENABLED, "N\n");
@@ -952,8 +931,8 @@ Test(damon_sysfs, commit_rewrites_the_context_and_commits)
 	second = tree_config("damon-reclaim-6.12", &caps);
 	start_ok(first, &caps);
 	/* empty the configuration files, so that each one written shows */
-	tree_truncate_all(root, NAMES(KDS "/nr_kdamonds", KD0 "/contexts/nr_contexts", KD0 "/pid",
-				      CTX0 "/avail_operations"));
+	tree_truncate_all(root, TREE_NAMES(KDS "/nr_kdamonds", KD0 "/contexts/nr_contexts",
+					   KD0 "/pid", CTX0 "/avail_operations"));
 	before = tree_snapshot(root);
 	cr_assert(vr_damon_sysfs_commit(&paths, second, &caps, &err), "%s",
 		  err ? err->message : "");
@@ -1653,15 +1632,16 @@ static void apply_ok(gpointer b, const struct vr_policy *p)
  * show exactly. */
 static void clear_written(void)
 {
-	tree_truncate_all(root, NAMES(KDS "/nr_kdamonds", KD0 "/contexts/nr_contexts", KD0 "/pid",
-				      CTX0 "/avail_operations", RECLAIM_ENABLED,
-				      SCHEMES "/0/stats/nr_tried", SCHEMES "/0/stats/sz_tried",
-				      SCHEMES "/0/stats/nr_applied", SCHEMES "/0/stats/sz_applied",
-				      SCHEMES "/0/stats/qt_exceeds", SCHEMES "/1/stats/nr_tried",
-				      SCHEMES "/1/stats/sz_tried", SCHEMES "/1/stats/nr_applied",
-				      SCHEMES "/1/stats/sz_applied", SCHEMES "/1/stats/qt_exceeds",
-				      PROC "/iomem", PROC "/sys/kernel/osrelease",
-				      PROC "/" KDAMOND_PID "/stat"));
+	tree_truncate_all(root,
+			  TREE_NAMES(KDS "/nr_kdamonds", KD0 "/contexts/nr_contexts", KD0 "/pid",
+				     CTX0 "/avail_operations", RECLAIM_ENABLED,
+				     SCHEMES "/0/stats/nr_tried", SCHEMES "/0/stats/sz_tried",
+				     SCHEMES "/0/stats/nr_applied", SCHEMES "/0/stats/sz_applied",
+				     SCHEMES "/0/stats/qt_exceeds", SCHEMES "/1/stats/nr_tried",
+				     SCHEMES "/1/stats/sz_tried", SCHEMES "/1/stats/nr_applied",
+				     SCHEMES "/1/stats/sz_applied", SCHEMES "/1/stats/qt_exceeds",
+				     PROC "/iomem", PROC "/sys/kernel/osrelease",
+				     PROC "/" KDAMOND_PID "/stat"));
 }
 
 Test(damon_backend, first_apply_starts_then_commits)

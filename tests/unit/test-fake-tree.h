@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fake kernel trees (sysfs, procfs) in a temporary folder, shared by the
- * guest agent's backend tests: create files, read them back, and take
- * snapshots to see exactly which files a step wrote.
+ * guest agent's backend tests and the host's: create files, read them back,
+ * and take snapshots to see exactly which files a step wrote; and the part
+ * of DAMON sysfs that every DAMON test needs.
  *
  * A fake file is a plain file: a write(2) without O_TRUNC overwrites it in
  * place, so a shorter value written over a longer one leaves the tail. Tests
@@ -71,6 +72,19 @@ static inline void tree_mkdir(const char *root, const char *rel)
 	g_autofree char *path = g_build_filename(root, rel, NULL);
 
 	cr_assert_eq(g_mkdir_with_parents(path, 0755), 0, "cannot create %s", path);
+}
+
+/* A NULL-terminated list of names, for tree_put_empty(). */
+#define TREE_NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* Create an empty file @root/@dir/<name> for each of @names (NULL-terminated). */
+static inline void tree_put_empty(const char *root, const char *dir, const char *const *names)
+{
+	for (; *names; names++) {
+		g_autofree char *rel = g_build_filename(dir, *names, NULL);
+
+		tree_put(root, rel, "");
+	}
 }
 
 /* Contents of @root/@rel, or NULL when it does not exist: owned. */
@@ -238,4 +252,45 @@ static inline void tree_expect_last_write(const char *root, const char *rel, con
 	cr_assert_not_null(got, "%s does not exist", rel);
 	cr_assert(g_str_has_prefix(got, want), "%s: expected '%s' written last, it holds '%s'", rel,
 		  want, got);
+}
+
+/*
+ * DAMON sysfs's kdamond 0 with its context 0 and the context's target 0,
+ * under @root/@kdamonds (the kdamonds folder, relative), as the kernel shows
+ * them after the nr_* writes: the folders with empty files, but
+ * nr_kdamonds and nr_contexts "0" (no newline: a "1" written over it is
+ * then exactly "1"), avail_operations "vaddr", "fvaddr" and "paddr", and
+ * kdamond 0's pid file holding @pid. The schemes and the target's regions
+ * are the caller's.
+ */
+static inline void tree_put_kdamond0(const char *root, const char *kdamonds, const char *pid)
+{
+	g_autofree char *kd0 = g_build_filename(kdamonds, "0", NULL);
+	g_autofree char *ctx0 = g_build_filename(kd0, "contexts", "0", NULL);
+	const struct {
+		const char *dir;
+		const char *name;
+		const char *content;
+	} files[] = {
+		{ kdamonds, "nr_kdamonds", "0" },
+		{ kd0, "state", "" },
+		{ kd0, "pid", pid },
+		{ kd0, "contexts/nr_contexts", "0" },
+		{ ctx0, "avail_operations", "vaddr\nfvaddr\npaddr\n" },
+		{ ctx0, "operations", "" },
+		{ ctx0, "monitoring_attrs/intervals/sample_us", "" },
+		{ ctx0, "monitoring_attrs/intervals/aggr_us", "" },
+		{ ctx0, "monitoring_attrs/intervals/update_us", "" },
+		{ ctx0, "monitoring_attrs/nr_regions/min", "" },
+		{ ctx0, "monitoring_attrs/nr_regions/max", "" },
+		{ ctx0, "targets/nr_targets", "" },
+		{ ctx0, "targets/0/pid_target", "" },
+		{ ctx0, "targets/0/regions/nr_regions", "" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+		g_autofree char *rel = g_build_filename(files[i].dir, files[i].name, NULL);
+
+		tree_put(root, rel, files[i].content);
+	}
 }

@@ -26,6 +26,7 @@
 
 #include "metrics.h"
 #include "test-messages.h"
+#include "test-status.h"
 
 #define GIB (1ULL << 30)
 #define MIB (1ULL << 20)
@@ -59,19 +60,6 @@ static GPtrArray *fleet_new(void)
 	g_ptr_array_add(fleet, a);
 	g_ptr_array_add(fleet, b);
 	return fleet;
-}
-
-static void daemon_fill(struct vr_daemon_status *d)
-{
-	memset(d, 0, sizeof(*d));
-	g_strlcpy(d->version, "0.1.0", sizeof(d->version));
-	d->uptime_ms = 3723999;
-	d->libvirt_connected = TRUE;
-	d->host_needs_memory = TRUE;
-	d->free_mem_rate_permille = 62;
-	d->fleet_quota_bytes = 256 * MIB;
-	d->reloads = 2;
-	d->ticks = 3600;
 }
 
 #define DB "domain=\"db \\\"main\\\"\\\\prod\\n2\""

@@ -27,33 +27,12 @@
 #include "json-doc.h" /* json-c and its g_autoptr */
 #include "protocol.h"
 #include "test-messages.h"
+#include "test-quotes.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define NO_ERROR     (-1)
 
 /* ---- helpers ---- */
-
-/* @text with ' turned into ": owned. */
-static char *dq(const char *text)
-{
-	char *s = g_strdup(text);
-
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	return s;
-}
-
-/* Does @msg contain every ';'-separated group of '|'-separated alternatives? */
-static bool msg_has_all(const char *msg, const char *groups)
-{
-	g_auto(GStrv) parts = g_strsplit(groups, ";", -1);
-
-	for (char **p = parts; *p; p++)
-		if (**p && !msg_has_any(msg, *p))
-			return false;
-	return true;
-}
 
 static void assert_proto_error(const GError *err, int cls, const char *want, const char *what)
 {

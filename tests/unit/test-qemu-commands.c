@@ -55,23 +55,6 @@ static json_object *json(const char *text)
 	return v;
 }
 
-static void assert_error(const GError *err, GQuark domain, int code, const char *words,
-			 const char *what)
-{
-	cr_assert_not_null(err, "%s: expected an error", what);
-	cr_assert_eq(err->domain, domain, "%s: wrong error domain (%s): %s", what,
-		     g_quark_to_string(err->domain), err->message);
-	cr_assert_eq(err->code, code, "%s: expected code %d, got %d: %s", what, code, err->code,
-		     err->message);
-	if (words) {
-		g_auto(GStrv) groups = g_strsplit(words, ";", -1);
-
-		for (char **g = groups; *g; g++)
-			cr_assert(msg_has_any(err->message, *g),
-				  "%s: the message should say %s: %s", what, *g, err->message);
-	}
-}
-
 #define assert_invalid(err, words, what)                                                           \
 	assert_error(err, VR_QEMU_COMMANDS_ERROR, VR_QEMU_COMMANDS_ERROR_INVALID, words, what)
 

@@ -34,6 +34,7 @@
 #include "qemu-monitor.h"
 #include "qmp.h"
 #include "test-messages.h"
+#include "test-quotes.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -106,16 +107,6 @@ struct fake_qmp {
 };
 
 static struct fake_qmp fake;
-
-static char *dq(const char *text)
-{
-	char *s = g_strdup(text);
-
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	return s;
-}
 
 static gboolean fake_fail(const char *what)
 {
@@ -339,30 +330,43 @@ static const char *received(guint i)
 	return g_ptr_array_index(fake.received, i);
 }
 
-static struct vr_qmp *connect_ok(void)
+/* Start the fake server on @script and connect to it: the client (owned). */
+static struct vr_qmp *start_and_connect(const struct step *script)
 {
 	g_autoptr(GError) err = NULL;
-	struct vr_qmp *qmp = vr_qmp_connect(fake.path, 2000, &err);
+	struct vr_qmp *qmp;
 
+	fake_start(script);
+	qmp = vr_qmp_connect(fake.path, 2000, &err);
 	cr_assert_not_null(qmp, "expected to connect, got: %s", err ? err->message : "?");
 	return qmp;
 }
 
-static void assert_error(const GError *err, GQuark domain, int code, const char *words,
-			 const char *what)
+/* Run all of @script while connecting within @timeout_ms, which must fail:
+ * its error (owned). */
+static GError *connect_fails(const struct step *script, guint timeout_ms, const char *what)
 {
-	cr_assert_not_null(err, "%s: expected an error", what);
-	cr_assert_eq(err->domain, domain, "%s: wrong error domain (%s): %s", what,
-		     g_quark_to_string(err->domain), err->message);
-	cr_assert_eq(err->code, code, "%s: expected code %d, got %d: %s", what, code, err->code,
-		     err->message);
-	if (words) {
-		g_auto(GStrv) groups = g_strsplit(words, ";", -1);
+	GError *err = NULL;
+	g_autoptr(vr_qmp) qmp = NULL;
 
-		for (char **g = groups; *g; g++)
-			cr_assert(msg_has_any(err->message, *g),
-				  "%s: the message should say %s: %s", what, *g, err->message);
-	}
+	fake_start(script);
+	qmp = vr_qmp_connect(fake.path, timeout_ms, &err);
+	fake_finish();
+	cr_assert_null(qmp, "%s: expected the connection to fail", what);
+	return err;
+}
+
+/* Start the fake server on @script and a QEMU monitor on it with
+ * @timeout_ms: the monitor (owned). */
+static struct vr_qemu_monitor *start_monitor(const struct step *script, guint timeout_ms)
+{
+	g_autoptr(GError) err = NULL;
+	struct vr_qemu_monitor *mon;
+
+	fake_start(script);
+	mon = vr_qemu_monitor_new_qmp(fake.path, timeout_ms, &err);
+	cr_assert_not_null(mon, "%s", err ? err->message : "?");
+	return mon;
 }
 
 /* An event line: {"event": @name, "timestamp": ..., "data": {"n": @n}}. */
@@ -380,11 +384,9 @@ TestSuite(qmp, .init = fake_setup, .fini = fake_teardown);
 Test(qmp, greeting_then_capabilities)
 {
 	static const struct step script[] = { HANDSHAKE, { STEP_END } };
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	struct vr_qmp_version v;
 
-	fake_start(script);
-	qmp = connect_ok();
 	fake_finish();
 	v = vr_qmp_get_version(qmp);
 	cr_expect(v.major == 7 && v.minor == 2 && v.micro == 22,
@@ -409,14 +411,12 @@ Test(qmp, plain_reply_with_arguments)
 		  "{'return': {'status': 'prelaunch', 'running': false}, 'id': %ID%}\n" },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(json_object) args = json_object_new_object();
 	g_autoptr(json_object) ret = NULL;
 	g_autoptr(GError) err = NULL;
 	json_object *status = NULL;
 
-	fake_start(script);
-	qmp = connect_ok();
 	json_object_object_add(args, "value", json_object_new_int64(1073741824));
 	cr_assert(vr_qmp_execute(qmp, "balloon", args, 2000, NULL, &err), "balloon: %s",
 		  err ? err->message : "?");
@@ -442,13 +442,11 @@ Test(qmp, error_reply_names_class_and_desc)
 		{ STEP_SEND, "{'return': {}, 'id': %ID%}\n" },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(GError) err = NULL;
 	g_autoptr(GError) err2 = NULL;
 	json_object *ret = NULL;
 
-	fake_start(script);
-	qmp = connect_ok();
 	cr_assert_not(vr_qmp_execute(qmp, "query-balloon", NULL, 2000, &ret, &err));
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_COMMAND,
 		     "QEMU refused query-balloon;DeviceNotActive;No balloon device", "error reply");
@@ -470,11 +468,9 @@ Test(qmp, events_before_the_reply_are_queued_in_order)
 		{ STEP_END },
 	};
 	static const char *const want[] = { "RESUME", "BALLOON_CHANGE", "STOP" };
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(GError) err = NULL;
 
-	fake_start(script);
-	qmp = connect_ok();
 	cr_assert(vr_qmp_execute(qmp, "cont", NULL, 2000, NULL, &err), "cont: %s",
 		  err ? err->message : "?");
 	fake_finish();
@@ -522,8 +518,7 @@ Test(qmp, event_queue_is_bounded_and_drops_the_oldest)
 	}
 	script[n++] = (struct step){ STEP_SEND, RETURN_EMPTY };
 	script[n] = (struct step){ STEP_END };
-	fake_start(script);
-	qmp = connect_ok();
+	qmp = start_and_connect(script);
 	cr_assert(vr_qmp_execute(qmp, "cont", NULL, 2000, NULL, &err), "cont: %s",
 		  err ? err->message : "?");
 	fake_finish();
@@ -558,13 +553,11 @@ Test(qmp, reply_with_a_foreign_id_is_dropped)
 		{ STEP_SEND, "{'return': {'status': 'ours'}, 'id': %ID%}\n" },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(json_object) ret = NULL;
 	g_autoptr(GError) err = NULL;
 	json_object *status = NULL;
 
-	fake_start(script);
-	qmp = connect_ok();
 	cr_assert(vr_qmp_execute(qmp, "query-status", NULL, 2000, &ret, &err), "%s",
 		  err ? err->message : "?");
 	fake_finish();
@@ -582,13 +575,11 @@ Test(qmp, slow_reply_times_out_then_the_client_is_closed)
 		{ STEP_SEND, RETURN_EMPTY },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(GError) err = NULL;
 	g_autoptr(GError) err2 = NULL;
 	gint64 t0, took_us;
 
-	fake_start(script);
-	qmp = connect_ok();
 	t0 = g_get_monotonic_time();
 	cr_assert_not(vr_qmp_execute(qmp, "query-status", NULL, 100, NULL, &err));
 	took_us = g_get_monotonic_time() - t0;
@@ -654,12 +645,10 @@ ParameterizedTest(const struct bad_line_case *c, qmp, bad_line_breaks_the_client
 		{ STEP_SEND, c->line },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(GError) err = NULL;
 	g_autoptr(GError) err2 = NULL;
 
-	fake_start(script);
-	qmp = connect_ok();
 	cr_assert_not(vr_qmp_execute(qmp, "query-status", NULL, 2000, NULL, &err), "%s: accepted",
 		      c->name);
 	fake_finish();
@@ -679,12 +668,10 @@ Test(qmp, oversized_line_is_refused)
 		{ STEP_SEND_HUGE },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(GError) err = NULL;
 	g_autofree char *bound = g_strdup_printf("%u", VR_QMP_MAX_LINE_BYTES);
 
-	fake_start(script);
-	qmp = connect_ok();
 	cr_assert_not(vr_qmp_execute(qmp, "query-status", NULL, 5000, NULL, &err));
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_PROTOCOL, "longer than", "oversized line");
 	cr_expect(msg_has_any(err->message, bound), "the message should give the bound %s: %s",
@@ -703,11 +690,9 @@ Test(qmp, server_closing_mid_line_is_closed)
 		{ STEP_CLOSE },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(GError) err = NULL;
 
-	fake_start(script);
-	qmp = connect_ok();
 	cr_assert_not(vr_qmp_execute(qmp, "query-status", NULL, 2000, NULL, &err));
 	fake_finish();
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_CLOSED, "closed;middle of a line",
@@ -718,11 +703,9 @@ Test(qmp, server_closing_mid_line_is_closed)
 Test(qmp, idle_close_is_seen_by_poll_without_sending)
 {
 	static const struct step script[] = { HANDSHAKE, { STEP_CLOSE }, { STEP_END } };
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(GError) err = NULL;
 
-	fake_start(script);
-	qmp = connect_ok();
 	fake_finish();
 	cr_assert_not(vr_qmp_poll(qmp, &err), "poll should see the closed connection");
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_CLOSED, "closed", "idle close");
@@ -736,12 +719,10 @@ Test(qmp, poll_queues_events_and_drops_stray_replies)
 				       { STEP_SEND, "{'return': {}, 'id': 77}\n" },
 				       { STEP_SEND, e1 },
 				       { STEP_END } };
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(json_object) ev = NULL;
 	g_autoptr(GError) err = NULL;
 
-	fake_start(script);
-	qmp = connect_ok();
 	fake_finish();
 	g_usleep(50000); /* the lines are in the socket */
 	cr_assert(vr_qmp_poll(qmp, &err), "poll: %s", err ? err->message : "?");
@@ -756,14 +737,12 @@ Test(qmp, next_event_waits_for_one)
 	const struct step script[] = {
 		HANDSHAKE, { STEP_SLEEP, NULL, 100 }, { STEP_SEND, e1 }, { STEP_END }
 	};
-	g_autoptr(vr_qmp) qmp = NULL;
+	g_autoptr(vr_qmp) qmp = start_and_connect(script);
 	g_autoptr(json_object) ev = NULL;
 	g_autoptr(json_object) none = NULL;
 	g_autoptr(GError) err = NULL;
 	gint64 t0;
 
-	fake_start(script);
-	qmp = connect_ok();
 	cr_assert(vr_qmp_next_event(qmp, 2000, &ev, &err), "%s", err ? err->message : "?");
 	cr_assert_not_null(ev, "expected the event sent after 100 ms");
 	fake_finish();
@@ -822,13 +801,8 @@ ParameterizedTestParameters(qmp, bad_greeting)
 ParameterizedTest(const struct bad_greeting_case *c, qmp, bad_greeting)
 {
 	const struct step script[] = { { STEP_ACCEPT }, { STEP_SEND, c->greeting }, { STEP_END } };
-	g_autoptr(vr_qmp) qmp = NULL;
-	g_autoptr(GError) err = NULL;
+	g_autoptr(GError) err = connect_fails(script, 2000, c->name);
 
-	fake_start(script);
-	qmp = vr_qmp_connect(fake.path, 2000, &err);
-	fake_finish();
-	cr_assert_null(qmp, "%s: the greeting was accepted", c->name);
 	assert_error(err, VR_QMP_ERROR, c->code, c->words, c->name);
 	cr_expect(msg_has_any(err->message, fake.path),
 		  "%s: the message should name the socket: %s", c->name, err->message);
@@ -844,13 +818,8 @@ Test(qmp, refused_capabilities)
 			     "negotiation is already complete'}, 'id': %ID%}\n" },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qmp) qmp = NULL;
-	g_autoptr(GError) err = NULL;
+	g_autoptr(GError) err = connect_fails(script, 2000, "capabilities");
 
-	fake_start(script);
-	qmp = vr_qmp_connect(fake.path, 2000, &err);
-	fake_finish();
-	cr_assert_null(qmp);
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_COMMAND,
 		     "refused qmp_capabilities;CommandNotFound;already complete", "capabilities");
 }
@@ -858,13 +827,8 @@ Test(qmp, refused_capabilities)
 Test(qmp, closed_before_the_greeting)
 {
 	static const struct step script[] = { { STEP_ACCEPT }, { STEP_CLOSE }, { STEP_END } };
-	g_autoptr(vr_qmp) qmp = NULL;
-	g_autoptr(GError) err = NULL;
+	g_autoptr(GError) err = connect_fails(script, 2000, "no greeting");
 
-	fake_start(script);
-	qmp = vr_qmp_connect(fake.path, 2000, &err);
-	fake_finish();
-	cr_assert_null(qmp);
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_CLOSED, "closed", "no greeting");
 }
 
@@ -873,15 +837,10 @@ Test(qmp, no_greeting_in_time)
 	static const struct step script[] = { { STEP_ACCEPT },
 					      { STEP_SLEEP, NULL, 300 },
 					      { STEP_END } };
-	g_autoptr(vr_qmp) qmp = NULL;
-	g_autoptr(GError) err = NULL;
+	g_autoptr(GError) err = connect_fails(script, 100, "slow greeting");
 
-	fake_start(script);
-	qmp = vr_qmp_connect(fake.path, 100, &err);
-	cr_assert_null(qmp);
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_TIMEOUT, "no greeting;100 ms",
 		     "slow greeting");
-	fake_finish();
 }
 
 Test(qmp, no_socket)
@@ -982,13 +941,10 @@ Test(qemu_monitor, executes_over_qmp)
 			     "%ID%}\n" },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qemu_monitor) mon = NULL;
+	g_autoptr(vr_qemu_monitor) mon = start_monitor(script, 1500);
 	g_autoptr(json_object) ret = NULL;
 	g_autoptr(GError) err = NULL;
 
-	fake_start(script);
-	mon = vr_qemu_monitor_new_qmp(fake.path, 1500, &err);
-	cr_assert_not_null(mon, "%s", err ? err->message : "?");
 	cr_expect_str_eq(mon->ops->name, "qmp");
 	cr_expect_str_eq(mon->target, fake.path);
 	cr_expect_eq(mon->timeout_ms, 1500, "the monitor keeps the timeout it was made with");
@@ -1009,13 +965,10 @@ Test(qemu_monitor, reconnects_once_after_a_timeout)
 		{ STEP_SEND, "{'return': {'status': 'running'}, 'id': %ID%}\n" },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qemu_monitor) mon = NULL;
+	g_autoptr(vr_qemu_monitor) mon = start_monitor(script, 2000);
 	g_autoptr(GError) err = NULL;
 	g_autoptr(GError) err2 = NULL;
 
-	fake_start(script);
-	mon = vr_qemu_monitor_new_qmp(fake.path, 2000, &err);
-	cr_assert_not_null(mon, "%s", err ? err->message : "?");
 	cr_assert_not(vr_qemu_monitor_execute(mon, "query-status", NULL, 100, NULL, &err));
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_TIMEOUT, "query-status", "first call");
 	cr_assert(vr_qemu_monitor_execute(mon, "query-status", NULL, 2000, NULL, &err2),
@@ -1033,12 +986,9 @@ Test(qemu_monitor, reconnects_when_qemu_dropped_the_connection)
 		{ STEP_SEND, RETURN_EMPTY },
 		{ STEP_END },
 	};
-	g_autoptr(vr_qemu_monitor) mon = NULL;
+	g_autoptr(vr_qemu_monitor) mon = start_monitor(script, 2000);
 	g_autoptr(GError) err = NULL;
 
-	fake_start(script);
-	mon = vr_qemu_monitor_new_qmp(fake.path, 2000, &err);
-	cr_assert_not_null(mon, "%s", err ? err->message : "?");
 	fake_wait_progress(5); /* the server closed the first connection */
 	cr_assert(vr_qemu_monitor_execute(mon, "query-status", NULL, 2000, NULL, &err),
 		  "the monitor should reconnect before sending: %s", err ? err->message : "?");
@@ -1054,12 +1004,9 @@ Test(qemu_monitor, failed_reconnect_names_the_socket)
 	static const struct step script[] = {
 		HANDSHAKE, { STEP_CLOSE }, { STEP_UNLISTEN }, { STEP_END }
 	};
-	g_autoptr(vr_qemu_monitor) mon = NULL;
+	g_autoptr(vr_qemu_monitor) mon = start_monitor(script, 2000);
 	g_autoptr(GError) err = NULL;
 
-	fake_start(script);
-	mon = vr_qemu_monitor_new_qmp(fake.path, 2000, &err);
-	cr_assert_not_null(mon, "%s", err ? err->message : "?");
 	fake_finish();
 	cr_assert_not(vr_qemu_monitor_execute(mon, "query-status", NULL, 500, NULL, &err));
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_CONNECT, "query-status;qmp.sock",

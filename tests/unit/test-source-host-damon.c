@@ -28,6 +28,7 @@
 
 #include "access-source.h"
 #include "ram-map.h"
+#include "test-access-source.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
 
@@ -59,49 +60,29 @@ static char *root;
 static char *sysfs_dir;
 static char *procfs_dir;
 
-static void put_empty(const char *dir, const char *const *names)
-{
-	for (; *names; names++) {
-		g_autofree char *rel = g_build_filename(dir, *names, NULL);
-
-		tree_put(root, rel, "");
-	}
-}
-
-#define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
-
 /* Scheme 0's folder as a 6.12 kernel shows it after nr_schemes 1. */
 static void make_scheme0(void)
 {
-	put_empty(SCHEME0, NAMES("action", "apply_interval_us", "target_nid"));
-	put_empty(SCHEME0 "/access_pattern/sz", NAMES("min", "max"));
-	put_empty(SCHEME0 "/access_pattern/nr_accesses", NAMES("min", "max"));
-	put_empty(SCHEME0 "/access_pattern/age", NAMES("min", "max"));
-	put_empty(SCHEME0 "/quotas", NAMES("ms", "bytes", "reset_interval_ms", "effective_bytes"));
-	put_empty(SCHEME0 "/quotas/weights",
-		  NAMES("sz_permil", "nr_accesses_permil", "age_permil"));
-	put_empty(SCHEME0 "/quotas/goals", NAMES("nr_goals"));
-	put_empty(SCHEME0 "/watermarks", NAMES("metric", "interval_us", "high", "mid", "low"));
-	put_empty(SCHEME0 "/filters", NAMES("nr_filters"));
+	tree_put_empty(root, SCHEME0, TREE_NAMES("action", "apply_interval_us", "target_nid"));
+	tree_put_empty(root, SCHEME0 "/access_pattern/sz", TREE_NAMES("min", "max"));
+	tree_put_empty(root, SCHEME0 "/access_pattern/nr_accesses", TREE_NAMES("min", "max"));
+	tree_put_empty(root, SCHEME0 "/access_pattern/age", TREE_NAMES("min", "max"));
+	tree_put_empty(root, SCHEME0 "/quotas",
+		       TREE_NAMES("ms", "bytes", "reset_interval_ms", "effective_bytes"));
+	tree_put_empty(root, SCHEME0 "/quotas/weights",
+		       TREE_NAMES("sz_permil", "nr_accesses_permil", "age_permil"));
+	tree_put_empty(root, SCHEME0 "/quotas/goals", TREE_NAMES("nr_goals"));
+	tree_put_empty(root, SCHEME0 "/watermarks",
+		       TREE_NAMES("metric", "interval_us", "high", "mid", "low"));
+	tree_put_empty(root, SCHEME0 "/filters", TREE_NAMES("nr_filters"));
 	tree_put(root, TRIED "/total_bytes", "0\n");
 }
 
 /* A fake host: DAMON sysfs with vaddr, nothing running, QEMU_PID alive. */
 static void make_tree(void)
 {
-	/* no newline: a "1" written over it is then exactly "1" */
-	tree_put(root, KDS "/nr_kdamonds", "0");
-	tree_put(root, KD0 "/state", "");
-	tree_put(root, KD0 "/pid", "-1\n");
-	tree_put(root, KD0 "/contexts/nr_contexts", "0");
-	tree_put(root, CTX0 "/avail_operations", "vaddr\nfvaddr\npaddr\n");
-	put_empty(CTX0, NAMES("operations"));
-	put_empty(CTX0 "/monitoring_attrs/intervals", NAMES("sample_us", "aggr_us", "update_us"));
-	put_empty(CTX0 "/monitoring_attrs/nr_regions", NAMES("min", "max"));
-	put_empty(CTX0 "/targets", NAMES("nr_targets"));
-	put_empty(CTX0 "/targets/0", NAMES("pid_target"));
-	put_empty(CTX0 "/targets/0/regions", NAMES("nr_regions"));
-	put_empty(CTX0 "/schemes", NAMES("nr_schemes"));
+	tree_put_kdamond0(root, KDS, "-1\n");
+	tree_put_empty(root, CTX0 "/schemes", TREE_NAMES("nr_schemes"));
 	make_scheme0();
 	tree_put(root, RECLAIM_ENABLED, "N\n");
 	tree_put(root, PROC "/sys/kernel/osrelease", "6.12.9+deb12-cloud-amd64\n");
@@ -178,25 +159,17 @@ static struct vr_access_source *new_source(const struct vr_monitor_attrs *attrs)
 	return src;
 }
 
-static void start_ok(struct vr_access_source *src)
+/* make_tree(), and a source on it with the default attributes (at most 20
+ * accesses per region), started. */
+static struct vr_access_source *new_started_source(void)
 {
-	g_autoptr(GError) err = NULL;
+	const struct vr_monitor_attrs attrs = VR_MONITOR_ATTRS_DEFAULT;
+	struct vr_access_source *src;
 
-	cr_assert(vr_access_source_start(src, &err), "start should succeed, got: %s",
-		  err ? err->message : "FALSE without an error");
-	cr_assert(vr_access_source_is_started(src));
-}
-
-/* @err is of @code in VR_ACCESS_SOURCE_ERROR and says one of @words. */
-static void expect_error(const GError *err, int code, const char *words, const char *what)
-{
-	cr_assert_not_null(err, "%s: expected an error", what);
-	cr_assert_eq(err->domain, VR_ACCESS_SOURCE_ERROR, "%s: wrong error domain: %s", what,
-		     err->message);
-	cr_assert_eq(err->code, code, "%s: expected code %d, got %d: %s", what, code, err->code,
-		     err->message);
-	cr_assert(msg_has_any(err->message, words), "%s: the message should name %s: %s", what,
-		  words, err->message);
+	make_tree();
+	src = new_source(&attrs);
+	start_ok(src);
+	return src;
 }
 
 static void expect_region(const struct vr_proto_regions *p, guint i, uint64_t start, uint64_t end,
@@ -276,12 +249,8 @@ Test(host_damon, start_writes_a_vaddr_kdamond_with_one_stat_scheme)
 
 Test(host_damon, stop_turns_the_kdamond_off_and_removes_it)
 {
-	const struct vr_monitor_attrs attrs = VR_MONITOR_ATTRS_DEFAULT;
-	g_autoptr(vr_access_source) src = NULL;
+	g_autoptr(vr_access_source) src = new_started_source();
 
-	make_tree();
-	src = new_source(&attrs);
-	start_ok(src);
 	vr_access_source_stop(src);
 	cr_assert_not(vr_access_source_is_started(src));
 	tree_expect(root, KD0 "/state", "off");
@@ -290,12 +259,8 @@ Test(host_damon, stop_turns_the_kdamond_off_and_removes_it)
 
 Test(host_damon, free_stops_a_running_source)
 {
-	const struct vr_monitor_attrs attrs = VR_MONITOR_ATTRS_DEFAULT;
-	struct vr_access_source *src;
+	struct vr_access_source *src = new_started_source();
 
-	make_tree();
-	src = new_source(&attrs);
-	start_ok(src);
 	vr_access_source_free(src);
 	tree_expect(root, KD0 "/state", "off");
 	tree_expect(root, KDS "/nr_kdamonds", "0");
@@ -305,14 +270,10 @@ Test(host_damon, free_stops_a_running_source)
 
 Test(host_damon, tried_regions_become_guest_physical_regions)
 {
-	const struct vr_monitor_attrs attrs = VR_MONITOR_ATTRS_DEFAULT; /* max nr_accesses 20 */
-	g_autoptr(vr_access_source) src = NULL;
+	g_autoptr(vr_access_source) src = new_started_source();
 	g_auto(vr_proto_regions) pic = { 0 };
 	g_autoptr(GError) err = NULL;
 
-	make_tree();
-	src = new_source(&attrs);
-	start_ok(src);
 	/* listed out of order, as folder names may come */
 	put_tried(3, HVA_HIGH - MIB, HVA_HIGH + MIB, 25, 1);	  /* spans both RAM ranges */
 	put_tried(0, 0x555555554000ULL, 0x555555600000ULL, 7, 9); /* QEMU's heap */
@@ -339,14 +300,10 @@ Test(host_damon, tried_regions_become_guest_physical_regions)
 
 Test(host_damon, nothing_in_ram_gives_an_empty_picture)
 {
-	const struct vr_monitor_attrs attrs = VR_MONITOR_ATTRS_DEFAULT;
-	g_autoptr(vr_access_source) src = NULL;
+	g_autoptr(vr_access_source) src = new_started_source();
 	g_auto(vr_proto_regions) pic = { 0 };
 	g_autoptr(GError) err = NULL;
 
-	make_tree();
-	src = new_source(&attrs);
-	start_ok(src);
 	put_tried(0, 0x555555554000ULL, 0x555555600000ULL, 7, 9);
 	cr_assert(vr_access_source_get_regions(src, &pic, &err), "%s", err ? err->message : "");
 	cr_expect_eq(pic.regions ? pic.regions->len : 0, 0,
@@ -358,16 +315,12 @@ Test(host_damon, many_regions_are_merged_to_the_protocol_limit)
 	enum {
 		NR = VR_PROTO_MAX_REGIONS + 88
 	};
-	const struct vr_monitor_attrs attrs = VR_MONITOR_ATTRS_DEFAULT;
 	const uint64_t piece = 2 * MIB;
-	g_autoptr(vr_access_source) src = NULL;
+	g_autoptr(vr_access_source) src = new_started_source();
 	g_auto(vr_proto_regions) pic = { 0 };
 	g_autoptr(GError) err = NULL;
 	uint64_t covered = 0;
 
-	make_tree();
-	src = new_source(&attrs);
-	start_ok(src);
 	for (guint i = 0; i < NR; i++)
 		put_tried(i, HVA_LOW + i * piece, HVA_LOW + (i + 1) * piece, i % 2 ? 20 : 0, i % 7);
 	cr_assert(vr_access_source_get_regions(src, &pic, &err), "%s", err ? err->message : "");
@@ -487,14 +440,10 @@ Test(host_damon, a_refused_write_names_the_file_and_leaves_nothing_running)
 
 Test(host_damon, a_garbled_tried_region_names_the_file)
 {
-	const struct vr_monitor_attrs attrs = VR_MONITOR_ATTRS_DEFAULT;
-	g_autoptr(vr_access_source) src = NULL;
+	g_autoptr(vr_access_source) src = new_started_source();
 	g_auto(vr_proto_regions) pic = { 0 };
 	g_autoptr(GError) err = NULL;
 
-	make_tree();
-	src = new_source(&attrs);
-	start_ok(src);
 	put_tried(0, HVA_LOW, HVA_LOW + GIB, 0, 10);
 	put_tried(1, HVA_LOW + GIB, HVA_HIGH, 3, 1);
 	tree_put(root, TRIED "/1/nr_accesses", "lots\n");
@@ -508,16 +457,12 @@ Test(host_damon, a_garbled_tried_region_names_the_file)
 
 Test(host_damon, a_vanished_process_is_named)
 {
-	const struct vr_monitor_attrs attrs = VR_MONITOR_ATTRS_DEFAULT;
-	g_autoptr(vr_access_source) src = NULL;
+	g_autoptr(vr_access_source) src = new_started_source();
 	g_auto(vr_proto_regions) pic = { 0 };
 	g_autoptr(GError) err = NULL;
 	g_autofree char *proc_dir = g_build_filename(root, PROC, QEMU_PID_STR, NULL);
 	g_autofree char *tried_dir = g_build_filename(root, TRIED, NULL);
 
-	make_tree();
-	src = new_source(&attrs);
-	start_ok(src);
 	/* QEMU exits: the kdamond stops, and no listing can be had */
 	tree_rm(proc_dir);
 	tree_rm(tried_dir);

@@ -21,6 +21,7 @@
 
 #include "access-source.h"
 #include "sim.h"
+#include "test-access-source.h"
 #include "test-messages.h"
 
 #define MIB (1ULL << 20)
@@ -78,14 +79,6 @@ static struct vr_access_source *new_sim(const struct vr_sim_source_config *cfg,
 	return src;
 }
 
-static void start_ok(struct vr_access_source *src)
-{
-	g_autoptr(GError) err = NULL;
-
-	cr_assert(vr_access_source_start(src, &err), "start should succeed, got: %s",
-		  err ? err->message : "FALSE without an error");
-}
-
 static void regions_ok(struct vr_access_source *src, struct vr_proto_regions *pic)
 {
 	g_autoptr(GError) err = NULL;
@@ -93,17 +86,6 @@ static void regions_ok(struct vr_access_source *src, struct vr_proto_regions *pi
 	cr_assert(vr_access_source_get_regions(src, pic, &err), "get-regions should succeed: %s",
 		  err ? err->message : "FALSE without an error");
 	cr_assert_not_null(pic->regions, "a picture always has a regions array");
-}
-
-static void expect_error(const GError *err, int code, const char *words, const char *what)
-{
-	cr_assert_not_null(err, "%s: expected an error", what);
-	cr_assert_eq(err->domain, VR_ACCESS_SOURCE_ERROR, "%s: wrong error domain: %s", what,
-		     err->message);
-	cr_assert_eq(err->code, code, "%s: expected code %d, got %d: %s", what, code, err->code,
-		     err->message);
-	cr_assert(msg_has_any(err->message, words), "%s: the message should name %s: %s", what,
-		  words, err->message);
 }
 
 static const struct vr_agent_region *region(const struct vr_proto_regions *p, guint i)
