@@ -1095,9 +1095,18 @@ static void client_setup(void)
 	loop_thread = g_thread_new("server", run_loop, NULL);
 }
 
+/* Through the loop's own context: a quit sent before the thread entered
+ * g_main_loop_run() would be lost (run sets the loop running again) and the
+ * join would wait for ever; an idle source quits it whenever it runs. */
+static gboolean quit_loop(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
 static void client_teardown(void)
 {
-	g_main_loop_quit(loop);
+	g_idle_add(quit_loop, loop);
 	g_thread_join(loop_thread);
 	g_main_loop_unref(loop);
 	server_teardown();
