@@ -15,8 +15,24 @@ lv_run_dir=/run/libvirt/qemu
 lv_libvirtd_pidfile=/run/libvirtd.pid
 lv_virtlogd_pidfile=/run/virtlogd.pid
 
+# True if PID runs (a zombie, dead but not yet waited for, does not).
 lv_pid_alive() {
-    [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null
+    local st
+    [ -n "${1:-}" ] || return 1
+    st=$(awk '$1 == "State:" { print $2 }' "/proc/$1/status" 2>/dev/null) || return 1
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+
+# lv_stop_pid PID: SIGTERM, then SIGKILL if PID still runs 10 s later.
+lv_stop_pid() {
+    local pid=$1 deadline=$((SECONDS + 10))
+    lv_pid_alive "$pid" || return 0
+    kill "$pid" 2>/dev/null || return 0
+    while lv_pid_alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+    if lv_pid_alive "$pid"; then
+        echo "process $pid ignored SIGTERM for 10 s: killed" >&2
+        kill -9 "$pid" 2>/dev/null || true
+    fi
 }
 
 lv_pidfile_pid() {
