@@ -132,6 +132,18 @@ struct vr_policy *vr_policy_new_profile(const char *name, GError **error)
 	return p;
 }
 
+struct vr_policy *vr_policy_copy(const struct vr_policy *p)
+{
+	struct vr_policy *c = g_new0(struct vr_policy, 1);
+
+	c->profile = g_strdup(p->profile);
+	c->attrs = p->attrs;
+	c->schemes = g_ptr_array_new_with_free_func((GDestroyNotify)vr_scheme_free);
+	for (guint i = 0; i < p->schemes->len; i++)
+		g_ptr_array_add(c->schemes, vr_scheme_copy(g_ptr_array_index(p->schemes, i)));
+	return c;
+}
+
 void vr_policy_free(struct vr_policy *p)
 {
 	if (!p)

@@ -76,5 +76,11 @@ char *vr_policy_to_json(const struct vr_policy *p);
  */
 gboolean vr_policy_apply(const struct vr_policy *p, struct vr_ctx *ctx, GError **error);
 
+/**
+ * vr_policy_copy() - a deep copy of @p (its schemes copied with
+ * vr_scheme_copy()). Return: owned by the caller.
+ */
+struct vr_policy *vr_policy_copy(const struct vr_policy *p);
+
 void vr_policy_free(struct vr_policy *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_policy, vr_policy_free)

@@ -1075,16 +1075,9 @@ static gboolean apply_overrides(const struct vr_domain_scheme_overrides *o, stru
 struct vr_policy *vr_domain_tuning_policy(const struct vr_domain_tuning *t,
 					  const struct vr_policy *base, GError **error)
 {
-	g_autofree char *json = vr_policy_to_json(base);
-	g_autoptr(GError) local = NULL;
-	g_autoptr(vr_policy) p = vr_policy_parse(json, -1, &local);
+	g_autoptr(vr_policy) p = vr_policy_copy(base);
 	guint nr_pageout = 0;
 
-	if (!p) {
-		g_propagate_prefixed_error(error, g_steal_pointer(&local),
-					   "the policy does not copy: ");
-		return NULL;
-	}
 	if (!has_overrides(&t->scheme))
 		return g_steal_pointer(&p);
 	for (guint i = 0; i < p->schemes->len; i++) {

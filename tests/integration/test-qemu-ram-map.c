@@ -117,6 +117,23 @@ static gboolean mapped_in(GPid pid, uint64_t start, uint64_t end)
 	return covered >= end;
 }
 
+/* QEMU creates its socket file (bind) a moment before it listens: a
+ * connection refused then is retried until QEMU_START_MS has passed. */
+static struct vr_qemu_monitor *connect_monitor(void)
+{
+	g_autoptr(GError) err = NULL;
+	gint64 deadline = g_get_monotonic_time() + QEMU_START_MS * G_TIME_SPAN_MILLISECOND;
+	struct vr_qemu_monitor *mon;
+
+	while (!(mon = vr_qemu_monitor_new_qmp(socket_path, QMP_TIMEOUT_MS, &err)) &&
+	       g_get_monotonic_time() < deadline) {
+		g_clear_error(&err);
+		g_usleep(20000);
+	}
+	cr_assert_not_null(mon, "cannot connect to QEMU: %s", err ? err->message : "?");
+	return mon;
+}
+
 Test(qemu_ram_map, covers_the_guest_ram)
 {
 	g_autoptr(vr_qemu_monitor) mon = NULL;
@@ -124,8 +141,7 @@ Test(qemu_ram_map, covers_the_guest_ram)
 	g_autoptr(GError) err = NULL;
 	uint64_t total = 0, ram = 0;
 
-	mon = vr_qemu_monitor_new_qmp(socket_path, QMP_TIMEOUT_MS, &err);
-	cr_assert_not_null(mon, "cannot connect to QEMU: %s", err ? err->message : "?");
+	mon = connect_monitor();
 	cr_assert(vr_qemu_guest_ram_map(mon, &map, &err), "guest RAM map: %s",
 		  err ? err->message : "?");
 	cr_assert_geq(map->len, 2, "expected RAM below and above 1 MiB, got %u ranges", map->len);
@@ -155,8 +171,7 @@ Test(qemu_ram_map, balloon)
 	g_autoptr(GError) err2 = NULL;
 	uint64_t actual = 0;
 
-	mon = vr_qemu_monitor_new_qmp(socket_path, QMP_TIMEOUT_MS, &err);
-	cr_assert_not_null(mon, "cannot connect to QEMU: %s", err ? err->message : "?");
+	mon = connect_monitor();
 	cr_assert(vr_qemu_query_balloon(mon, &actual, &err), "query-balloon: %s",
 		  err ? err->message : "?");
 	cr_expect_eq(actual, GUEST_RAM_MIB * MIB, "expected %d MiB, got %" PRIu64 " bytes",

@@ -1061,3 +1061,24 @@ Test(policy_apply, no_schemes_clears_them)
 	apply_ok(p, ctx, "no schemes");
 	assert_ctx_has(ctx, p, "after applying no schemes");
 }
+
+/* A copy reads back the same and owns its schemes: changing it leaves the
+ * original as it was. */
+Test(policy, copy_is_deep)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(vr_policy) p = vr_policy_parse(
+		"{\"schemes\":[{\"name\":\"a\",\"action\":\"pageout\",\"quota\":{\"sz\":4096}},"
+		"{\"name\":\"b\",\"action\":\"stat\"}]}",
+		-1, &error);
+	cr_assert_not_null(p, "%s", error ? error->message : "");
+	g_autoptr(vr_policy) c = vr_policy_copy(p);
+	g_autofree char *a = vr_policy_to_json(p);
+	g_autofree char *b = vr_policy_to_json(c);
+	cr_expect_str_eq(a, b, "the copy should read back the same");
+	struct vr_scheme *s = g_ptr_array_index(c->schemes, 0);
+	s->quota.sz = 8192;
+	const struct vr_scheme *orig = g_ptr_array_index(p->schemes, 0);
+	cr_expect_eq(orig->quota.sz, 4096, "the original's scheme must not change");
+	cr_expect_neq(c->profile, p->profile, "the profile name is copied, not shared");
+}
