@@ -76,33 +76,19 @@ static gboolean check_region(const struct vr_agent_region *r, const struct vr_ag
 	return TRUE;
 }
 
-gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval_us,
-				 uint64_t aggr_interval_us, const struct vr_scheme *scheme,
-				 uint64_t guest_memory_bytes, uint64_t *hist_bytes, GError **error)
+gboolean vr_fleet_check_picture(const GArray *regions, uint64_t sample_interval_us,
+				uint64_t aggr_interval_us, uint64_t guest_memory_bytes,
+				GError **error)
 {
-	const struct vr_monitor_attrs attrs = {
-		.sample_interval_us = sample_interval_us,
-		.aggr_interval_us = aggr_interval_us,
-	};
-	uint64_t hist[VR_MAX_SCORE + 1] = { 0 };
 	uint64_t total_bytes = 0, max_nr_accesses;
 	guint n = regions ? regions->len : 0;
 
-	memset(hist_bytes, 0, sizeof(hist));
-	if (!scheme_has_cold_score(scheme)) {
-		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_INVALID,
-			    "scheme '%s' has action %s: only pageout and cold schemes have a cold "
-			    "score",
-			    scheme->name ? scheme->name : "?", vr_action_name(scheme->action));
-		return FALSE;
-	}
 	if (!check_intervals(sample_interval_us, aggr_interval_us, error))
 		return FALSE;
 	max_nr_accesses = aggr_interval_us / sample_interval_us;
 	for (guint i = 0; i < n; i++) {
 		const struct vr_agent_region *ar =
 			&g_array_index(regions, struct vr_agent_region, i);
-		struct vr_region r;
 
 		if (!check_region(ar, i ? ar - 1 : NULL, i, max_nr_accesses, error))
 			return FALSE;
@@ -116,14 +102,56 @@ gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval
 				    i, total_bytes, guest_memory_bytes);
 			return FALSE;
 		}
-		r = (struct vr_region){
-			.start = ar->start,
-			.end = ar->end,
-			.nr_accesses = ar->nr_accesses,
-			.age = ar->age,
-		};
-		if (vr_access_pattern_match(&scheme->pattern, &r, &attrs))
-			hist[vr_cold_score(&r, &attrs, &scheme->quota)] += ar->end - ar->start;
+	}
+	return TRUE;
+}
+
+gboolean vr_fleet_region_score(const struct vr_agent_region *region,
+			       const struct vr_monitor_attrs *attrs, const struct vr_scheme *scheme,
+			       uint32_t *score)
+{
+	const struct vr_region r = {
+		.start = region->start,
+		.end = region->end,
+		.nr_accesses = region->nr_accesses,
+		.age = region->age,
+	};
+
+	if (!vr_access_pattern_match(&scheme->pattern, &r, attrs))
+		return FALSE;
+	*score = vr_cold_score(&r, attrs, &scheme->quota);
+	return TRUE;
+}
+
+gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval_us,
+				 uint64_t aggr_interval_us, const struct vr_scheme *scheme,
+				 uint64_t guest_memory_bytes, uint64_t *hist_bytes, GError **error)
+{
+	const struct vr_monitor_attrs attrs = {
+		.sample_interval_us = sample_interval_us,
+		.aggr_interval_us = aggr_interval_us,
+	};
+	uint64_t hist[VR_MAX_SCORE + 1] = { 0 };
+	guint n = regions ? regions->len : 0;
+
+	memset(hist_bytes, 0, sizeof(hist));
+	if (!scheme_has_cold_score(scheme)) {
+		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_INVALID,
+			    "scheme '%s' has action %s: only pageout and cold schemes have a cold "
+			    "score",
+			    scheme->name ? scheme->name : "?", vr_action_name(scheme->action));
+		return FALSE;
+	}
+	if (!vr_fleet_check_picture(regions, sample_interval_us, aggr_interval_us,
+				    guest_memory_bytes, error))
+		return FALSE;
+	for (guint i = 0; i < n; i++) {
+		const struct vr_agent_region *ar =
+			&g_array_index(regions, struct vr_agent_region, i);
+		uint32_t score;
+
+		if (vr_fleet_region_score(ar, &attrs, scheme, &score))
+			hist[score] += ar->end - ar->start;
 	}
 	memcpy(hist_bytes, hist, sizeof(hist));
 	return TRUE;

@@ -61,6 +61,55 @@ enum vr_fleet_error {
  */
 #define VR_FLEET_MAX_NR_ACCESSES 65536U
 
+struct vr_agent_region;
+
+/**
+ * vr_fleet_check_picture() - does a guest's region picture follow the rules?
+ * @regions:		struct vr_agent_region; NULL for none. Untrusted.
+ * @sample_interval_us:	the picture's sampling interval, us, > 0.
+ * @aggr_interval_us:	its aggregation interval, us, from @sample_interval_us
+ *			to VR_FLEET_MAX_AGGR_INTERVAL_US, and at most
+ *			VR_FLEET_MAX_NR_ACCESSES sampling intervals long.
+ * @guest_memory_bytes:	the guest's memory size, bytes: the regions may cover
+ *			at most this many bytes in total.
+ *
+ * The checks every consumer of an untrusted picture needs before scoring it
+ * (vr_fleet_cold_histogram(), vr_pageout_plan()): each region non-empty
+ * (start < end), sorted by address and not overlapping the previous one,
+ * nr_accesses at most @aggr_interval_us / @sample_interval_us, and the
+ * regions together no larger than the guest. Regions are checked in order
+ * and the first broken rule is reported. Pure; O(number of regions).
+ *
+ * Return: TRUE when the picture may be scored; FALSE with @error
+ * (VR_FLEET_ERROR_PICTURE, naming the interval, or the region index and its
+ * values) otherwise.
+ */
+gboolean vr_fleet_check_picture(const GArray *regions, uint64_t sample_interval_us,
+				uint64_t aggr_interval_us, uint64_t guest_memory_bytes,
+				GError **error);
+
+/**
+ * vr_fleet_region_score() - does @scheme select the picture region @region,
+ * and with which cold score?
+ * @region:	one region of a picture that passed vr_fleet_check_picture().
+ * @attrs:	the picture's intervals (sample_interval_us, aggr_interval_us;
+ *		the other fields are not read).
+ * @scheme:	a pageout or cold scheme: its access pattern selects
+ *		(vr_access_pattern_match()), its quota weights score
+ *		(vr_cold_score()). Borrowed.
+ * @score:	out, when selected: the cold score, 0..VR_MAX_SCORE.
+ *
+ * The one selection rule of a picture under a scheme, shared by
+ * vr_fleet_cold_histogram() and vr_pageout_plan() so that both see the same
+ * bytes. Pure.
+ *
+ * Return: TRUE with *@score when the pattern selects the region; FALSE
+ * (*@score untouched) otherwise.
+ */
+gboolean vr_fleet_region_score(const struct vr_agent_region *region,
+			       const struct vr_monitor_attrs *attrs, const struct vr_scheme *scheme,
+			       uint32_t *score);
+
 /**
  * vr_fleet_cold_histogram() - the eligible cold bytes of one domain, per cold
  * score.

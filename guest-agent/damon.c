@@ -110,6 +110,41 @@ static gboolean start_kdamond(struct damon_backend *b, const struct vr_damon_con
 	return TRUE;
 }
 
+static gboolean stop_kdamond(struct damon_backend *b, GError **error);
+
+/*
+ * Can @cfg's kdamond be deactivated by its watermarks? Only when every
+ * scheme waits on a watermark metric: one scheme without keeps it active.
+ */
+static gboolean may_be_deactivated(const struct vr_damon_config *cfg)
+{
+	for (guint i = 0; i < cfg->schemes->len; i++) {
+		const struct vr_damon_scheme *s = vr_damon_config_scheme(cfg, i);
+		if (!s->wmarks_metric || strcmp(s->wmarks_metric, "none") == 0)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * Move the running kdamond from b->config to @cfg. Online (state "commit")
+ * when it cannot be deactivated; otherwise by a restart (off, then on with
+ * @cfg). Linux 6.12's DAMON sysfs takes a commit only after an aggregation,
+ * and a kdamond its watermarks deactivated aggregates nothing until they
+ * activate it: the write of "commit" blocked the agent for minutes in a
+ * guest with enough free memory. "off" is served at once. A restart starts
+ * the regions' ages over; the run's stats are kept (stop_kdamond()).
+ */
+static gboolean update_kdamond(struct damon_backend *b, const struct vr_damon_config *cfg,
+			       GError **error)
+{
+	if (!may_be_deactivated(b->config))
+		return vr_damon_sysfs_commit(&b->paths, cfg, &b->caps, error);
+	g_debug("damon: the running schemes may be deactivated by their watermarks: "
+		"restarting the kdamond instead of a commit");
+	return stop_kdamond(b, error) && start_kdamond(b, cfg, error);
+}
+
 static gboolean damon_apply_policy(gpointer backend, const struct vr_policy *policy, GError **error)
 {
 	struct damon_backend *b = backend;
@@ -134,7 +169,7 @@ static gboolean damon_apply_policy(gpointer backend, const struct vr_policy *pol
 		return TRUE;
 	}
 	if (b->running) {
-		if (!vr_damon_sysfs_commit(&b->paths, cfg, &b->caps, error))
+		if (!update_kdamond(b, cfg, error))
 			return FALSE;
 	} else if (!start_kdamond(b, cfg, error)) {
 		return FALSE;
@@ -262,6 +297,15 @@ static gboolean damon_reclaim(gpointer backend, uint64_t bytes, uint64_t deadlin
 	if (!read_sz_applied(b, idx, &first, error))
 		return FALSE;
 	s = vr_damon_config_scheme(b->config, idx);
+	if (bytes && s->quota_bytes && may_be_deactivated(b->config)) {
+		/* Raising the quota takes a commit, which a kdamond its
+		 * watermarks deactivated does not serve (update_kdamond()),
+		 * and such a kdamond pages out nothing anyway. */
+		g_set_error_literal(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+				    "the running schemes wait on their watermarks: no extra "
+				    "reclaim through DAMON (use a policy with watermarks none)");
+		return FALSE;
+	}
 	if (bytes && s->quota_bytes) {
 		boosted = vr_damon_config_copy(b->config);
 		s = vr_damon_config_scheme(boosted, idx);

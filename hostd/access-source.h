@@ -9,7 +9,8 @@
  *                         addresses through the guest's RAM map
  *   source-sim.c        - a simulated guest of libvrcore with its own
  *                         monitoring context, for tests, benchmarks and demos
- *   (agent)             - the guest agent's get-regions (wired by vreclaimd)
+ *   source-agent.c      - the guest agent's own picture (get-regions over
+ *                         its session)
  *
  * Whatever a source sees, the picture it gives is a struct vr_proto_regions
  * in guest-physical addresses: sorted, not overlapping, at most
@@ -137,6 +138,50 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_access_source, vr_access_source_free)
  * and the rule.
  */
 gboolean vr_access_source_check_regions(const struct vr_proto_regions *r, GError **error);
+
+/* ---- agent ---- */
+
+struct vr_agent_session;
+
+/**
+ * vr_access_source_new_agent() - the "agent" source: the picture the guest's
+ * agent gives (get-regions over @session), the last one that arrived.
+ * @session:	the session with the agent; borrowed: free the source first.
+ * @timeout_ms:	time each get-regions has for its reply, ms, >= 1.
+ *
+ * A picture is asked for by vr_access_source_agent_refresh() (once per
+ * tick); get-regions gives a copy of the last one that arrived, or
+ * VR_ACCESS_SOURCE_ERROR_STATE before the first. Start and stop forget the
+ * picture, and replies to calls made before them are dropped. What the agent
+ * sends was validated by the session (vr_proto_decode_message(), no more
+ * memory than the guest has) and is checked again by
+ * vr_access_source_get_regions(). A failed get-regions is logged with the
+ * domain's name and the last picture is kept.
+ * Return: a stopped source owned by the caller, or NULL with
+ * VR_ACCESS_SOURCE_ERROR_INVALID (no session, a timeout of 0).
+ */
+struct vr_access_source *vr_access_source_new_agent(struct vr_agent_session *session,
+						    guint timeout_ms, GError **error);
+
+/**
+ * vr_access_source_agent_refresh() - ask @src's agent for a new picture
+ * unless a request is under way (then nothing is sent).
+ * Return: TRUE when a request is under way; FALSE with @error when the
+ * session refused it at once (VR_AGENT_SESSION_ERROR: the agent is down,
+ * too many calls pending), or VR_ACCESS_SOURCE_ERROR_STATE when @src is not
+ * a started agent source.
+ */
+gboolean vr_access_source_agent_refresh(struct vr_access_source *src, GError **error);
+
+/**
+ * vr_access_source_agent_forget() - forget @src's picture and any request
+ * under way (the agent went down: its next picture starts over). Nothing
+ * for other kinds of source, nor for NULL.
+ */
+void vr_access_source_agent_forget(struct vr_access_source *src);
+
+/** vr_access_source_agent_has_picture() - whether @src (an agent source; NULL is fine) holds a picture. */
+gboolean vr_access_source_agent_has_picture(const struct vr_access_source *src);
 
 /* ---- host-damon ---- */
 

@@ -1193,7 +1193,7 @@ void vr_agent_session_kick(struct vr_agent_session *s)
 
 gboolean vr_agent_session_is_up(const struct vr_agent_session *s)
 {
-	return s->state == STATE_UP;
+	return s && s->state == STATE_UP;
 }
 
 const struct vr_proto_hello *vr_agent_session_hello(const struct vr_agent_session *s)

@@ -286,7 +286,7 @@ gboolean vr_agent_session_call(struct vr_agent_session *s, struct vr_proto_reque
  */
 void vr_agent_session_kick(struct vr_agent_session *s);
 
-/** vr_agent_session_is_up() - whether the agent answered hello on this connection. */
+/** vr_agent_session_is_up() - whether the agent answered hello on this connection (FALSE for NULL). */
 gboolean vr_agent_session_is_up(const struct vr_agent_session *s);
 
 /** vr_agent_session_hello() - the agent's hello while up (borrowed), else NULL. */

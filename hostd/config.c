@@ -77,6 +77,17 @@ const char *vr_manage_mode_name(enum vr_manage_mode mode)
 	return (guint)mode < G_N_ELEMENTS(manage_names) ? manage_names[mode] : "unknown";
 }
 
+static const char *const access_source_names[] = {
+	[VR_HOST_ACCESS_SOURCE_NONE] = "none",
+	[VR_HOST_ACCESS_SOURCE_HOST_DAMON] = "host-damon",
+};
+
+const char *vr_host_access_source_name(enum vr_host_access_source_kind kind)
+{
+	return (guint)kind < G_N_ELEMENTS(access_source_names) ? access_source_names[kind] :
+								 "unknown";
+}
+
 struct vr_daemon_config *vr_daemon_config_new_default(void)
 {
 	struct vr_daemon_config *c = g_new0(struct vr_daemon_config, 1);
@@ -97,6 +108,7 @@ struct vr_daemon_config *vr_daemon_config_new_default(void)
 		.psi_some_threshold_bp = DEFAULT_PSI_THRESHOLD_BP,
 		.psi_full_threshold_bp = DEFAULT_PSI_THRESHOLD_BP,
 	};
+	c->host_access_source = VR_HOST_ACCESS_SOURCE_HOST_DAMON;
 	c->fleet_quota_bytes = DEFAULT_FLEET_QUOTA_BYTES;
 	c->fleet_quota_reset_interval_ms = DEFAULT_FLEET_QUOTA_RESET_INTERVAL_MS;
 	c->default_priority = DEFAULT_PRIORITY;
@@ -119,18 +131,19 @@ void vr_daemon_config_free(struct vr_daemon_config *c)
 /* ---- the keys ---- */
 
 enum key_kind {
-	KEY_URI,	  /* char *: a libvirt URI */
-	KEY_MANAGE,	  /* enum vr_manage_mode */
-	KEY_DIR,	  /* char *: an absolute path */
-	KEY_SOCKET,	  /* char *: an absolute path that fits a unix socket address */
-	KEY_MODE,	  /* uint32_t: permission bits in octal */
-	KEY_LISTEN,	  /* metrics_host + metrics_port */
-	KEY_U64,	  /* uint64_t in [min, max] */
-	KEY_U32,	  /* uint32_t in [min, max] */
-	KEY_WMARK_METRIC, /* enum vr_wmark_metric */
-	KEY_PERCENT,	  /* uint32_t basis points, written as a percentage */
-	KEY_SIZE,	  /* uint64_t bytes, written with a binary suffix */
-	KEY_ACTIONS,	  /* uint32_t enum vr_domain_action bits */
+	KEY_URI,	   /* char *: a libvirt URI */
+	KEY_MANAGE,	   /* enum vr_manage_mode */
+	KEY_ACCESS_SOURCE, /* enum vr_host_access_source_kind */
+	KEY_DIR,	   /* char *: an absolute path */
+	KEY_SOCKET,	   /* char *: an absolute path that fits a unix socket address */
+	KEY_MODE,	   /* uint32_t: permission bits in octal */
+	KEY_LISTEN,	   /* metrics_host + metrics_port */
+	KEY_U64,	   /* uint64_t in [min, max] */
+	KEY_U32,	   /* uint32_t in [min, max] */
+	KEY_WMARK_METRIC,  /* enum vr_wmark_metric */
+	KEY_PERCENT,	   /* uint32_t basis points, written as a percentage */
+	KEY_SIZE,	   /* uint64_t bytes, written with a binary suffix */
+	KEY_ACTIONS,	   /* uint32_t enum vr_domain_action bits */
 };
 
 /**
@@ -174,6 +187,7 @@ static const struct key_desc keys[] = {
 	  "per-mille" },
 	{ "host", "watermark-low", KEY_U32, FIELD(host_wmarks.low), 0, VR_HOST_FREE_MEM_RATE_MAX,
 	  "per-mille" },
+	{ "host", "access-source", KEY_ACCESS_SOURCE, FIELD(host_access_source), 0, 0, NULL },
 	{ "host", "psi-some-threshold", KEY_PERCENT, FIELD(host_wmarks.psi_some_threshold_bp), 0, 0,
 	  NULL },
 	{ "host", "psi-full-threshold", KEY_PERCENT, FIELD(host_wmarks.psi_full_threshold_bp), 0, 0,
@@ -254,6 +268,19 @@ static gboolean parse_manage(const char *value, enum vr_manage_mode *out, char *
 		}
 	}
 	*why = g_strdup("expected opt-in (domains whose metadata enables vreclaim) or all");
+	return FALSE;
+}
+
+static gboolean parse_access_source(const char *value, enum vr_host_access_source_kind *out,
+				    char **why)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(access_source_names); i++) {
+		if (!strcmp(access_source_names[i], value)) {
+			*out = (enum vr_host_access_source_kind)i;
+			return TRUE;
+		}
+	}
+	*why = g_strdup("expected host-damon (the host kernel's DAMON) or none");
 	return FALSE;
 }
 
@@ -497,6 +524,8 @@ static gboolean parse_value(struct vr_daemon_config *c, const struct key_desc *k
 		return parse_uri(value, AT(c, k, char *), why);
 	case KEY_MANAGE:
 		return parse_manage(value, AT(c, k, enum vr_manage_mode), why);
+	case KEY_ACCESS_SOURCE:
+		return parse_access_source(value, AT(c, k, enum vr_host_access_source_kind), why);
 	case KEY_DIR:
 		return parse_path(value, FALSE, AT(c, k, char *), why);
 	case KEY_SOCKET:
@@ -567,6 +596,9 @@ static char *format_value(const struct vr_daemon_config *c, const struct key_des
 		return g_strdup(*AT_CONST(c, k, char *));
 	case KEY_MANAGE:
 		return g_strdup(vr_manage_mode_name(*AT_CONST(c, k, enum vr_manage_mode)));
+	case KEY_ACCESS_SOURCE:
+		return g_strdup(vr_host_access_source_name(
+			*AT_CONST(c, k, enum vr_host_access_source_kind)));
 	case KEY_MODE:
 		return g_strdup_printf("%04o", *AT_CONST(c, k, uint32_t));
 	case KEY_LISTEN:

@@ -70,6 +70,21 @@ enum vr_manage_mode {
 const char *vr_manage_mode_name(enum vr_manage_mode mode);
 
 /**
+ * enum vr_host_access_source_kind - where the host-pageout action gets the
+ * access picture of a guest without an agent.
+ * @VR_HOST_ACCESS_SOURCE_NONE:	      none: host-pageout cannot run.
+ * @VR_HOST_ACCESS_SOURCE_HOST_DAMON: the host kernel's DAMON (sysfs, vaddr
+ *				      operations) on the QEMU process.
+ */
+enum vr_host_access_source_kind {
+	VR_HOST_ACCESS_SOURCE_NONE,
+	VR_HOST_ACCESS_SOURCE_HOST_DAMON,
+};
+
+/** vr_host_access_source_name() - "none" or "host-damon". */
+const char *vr_host_access_source_name(enum vr_host_access_source_kind kind);
+
+/**
  * struct vr_daemon_config - vreclaimd's configuration, validated.
  * @path:		 the file it was loaded from; NULL for the built-in
  *			 defaults. Owned.
@@ -94,6 +109,8 @@ const char *vr_manage_mode_name(enum vr_manage_mode mode);
  * [host]:
  * @host_wmarks:	 when the host needs memory (keys "watermark-*",
  *			 "psi-*-threshold").
+ * @host_access_source:	 the access picture of a guest without an agent, for
+ *			 host-pageout (key "access-source").
  *
  * [fleet]:
  * @fleet_quota_bytes:	 bytes the fleet may take per window, 0 = no limit
@@ -118,6 +135,7 @@ struct vr_daemon_config {
 	uint64_t agent_timeout_ms;
 	uint64_t reconnect_max_ms;
 	struct vr_host_watermarks host_wmarks;
+	enum vr_host_access_source_kind host_access_source;
 	uint64_t fleet_quota_bytes;
 	uint64_t fleet_quota_reset_interval_ms;
 	uint32_t default_priority;

@@ -20,17 +20,18 @@ struct vr_domain *vr_domain_new(const char *uuid, const char *name)
 
 static void domain_drop_management(struct vr_domain *d)
 {
+	g_clear_pointer(&d->host_reclaim, vr_host_reclaim_free);
+	g_clear_pointer(&d->source, vr_access_source_free);
 	g_clear_pointer(&d->session, vr_agent_session_free);
 	g_clear_pointer(&d->tuning, vr_domain_tuning_free);
 	g_clear_pointer(&d->policy, vr_policy_free);
-	vr_proto_regions_clear(&d->picture);
-	d->has_picture = FALSE;
-	d->picture_pending = FALSE;
 	d->share_bytes = 0;
 	d->policy_sent = FALSE;
 	d->sent_share_bytes = 0;
 	d->cold_bytes = 0;
 	d->agent_pause_pending = FALSE;
+	d->action = VR_ACTIVE_ACTION_NONE;
+	d->balloon_target_bytes = 0;
 }
 
 void vr_domain_free(struct vr_domain *d)
@@ -39,6 +40,8 @@ void vr_domain_free(struct vr_domain *d)
 		return;
 	domain_drop_management(d);
 	vr_domain_info_clear(&d->info);
+	vr_qemu_monitor_free(d->monitor);
+	g_free(d->qmp_path);
 	g_free(d->name);
 	g_free(d->reason);
 	g_free(d->policy_name);
@@ -64,6 +67,16 @@ void vr_domain_set_error(struct vr_domain *d, const char *message)
 	d->last_error = g_strdup(message);
 }
 
+struct vr_domain_tuning *vr_domain_tuning_default(const struct vr_daemon_config *config)
+{
+	struct vr_domain_tuning *tuning = vr_domain_tuning_new();
+
+	tuning->enable = TRUE;
+	tuning->priority = config->default_priority;
+	tuning->actions = config->default_actions;
+	return tuning;
+}
+
 struct vr_domain_tuning *vr_domain_tuning_for(const struct vr_libvirt_domain *ld,
 					      const struct vr_daemon_config *config, char **reason)
 {
@@ -77,11 +90,7 @@ struct vr_domain_tuning *vr_domain_tuning_for(const struct vr_libvirt_domain *ld
 					   "opt-in domains only)");
 			return NULL;
 		}
-		tuning = vr_domain_tuning_new();
-		tuning->enable = TRUE;
-		tuning->priority = config->default_priority;
-		tuning->actions = config->default_actions;
-		return g_steal_pointer(&tuning);
+		return vr_domain_tuning_default(config);
 	}
 	tuning = vr_domain_tuning_parse(ld->metadata, &error);
 	if (!tuning) {
@@ -150,6 +159,25 @@ void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *s
 	d->has_stats = TRUE;
 }
 
+gboolean vr_domain_acting(const struct vr_domain *d)
+{
+	if (!d->managed || d->user_paused)
+		return FALSE;
+	switch (d->action) {
+	case VR_ACTIVE_ACTION_AGENT_RECLAIM:
+		return d->session && vr_agent_session_is_up(d->session) && !d->agent_paused &&
+		       d->policy_sent && d->sent_share_bytes > 0;
+	case VR_ACTIVE_ACTION_BALLOON:
+		return d->balloon_actual_bytes > 0 &&
+		       d->balloon_actual_bytes < d->info.memory_bytes;
+	case VR_ACTIVE_ACTION_HOST_PAGEOUT:
+		return d->share_bytes > 0;
+	case VR_ACTIVE_ACTION_NONE:
+		break;
+	}
+	return FALSE;
+}
+
 void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -175,11 +203,7 @@ void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *o
 					   VR_AGENT_STATE_FAILED :
 					   VR_AGENT_STATE_CONNECTING;
 	}
-	out->action = d->managed && d->session && vr_agent_session_is_up(d->session) &&
-				      !d->agent_paused && d->policy_sent &&
-				      d->sent_share_bytes > 0 ?
-			      VR_ACTIVE_ACTION_AGENT_RECLAIM :
-			      VR_ACTIVE_ACTION_NONE;
+	out->action = vr_domain_acting(d) ? d->action : VR_ACTIVE_ACTION_NONE;
 	out->paused = d->user_paused;
 	out->share_bytes = d->share_bytes;
 	out->reclaimed_bytes = d->reclaimed_bytes;

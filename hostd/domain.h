@@ -14,13 +14,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "access-source.h"
 #include "agent-session.h"
 #include "config.h"
 #include "domain-status.h"
 #include "domain-xml.h"
+#include "host-reclaim.h"
 #include "libvirt-conn.h"
 #include "policy.h"
 #include "protocol.h"
+#include "qemu-monitor.h"
 
 /**
  * struct vr_domain - vreclaimd's state for one running domain.
@@ -38,8 +41,23 @@
  *			the new one.
  * @pid:		its QEMU process (0 when unknown).
  * @session:		the session with its agent; NULL without a channel.
- * @picture:		the agent's last access picture (get-regions).
- * @has_picture:	whether @picture holds one.
+ * @qmp_path:		for a QEMU given by --qmp: its QMP socket; NULL for a
+ *			libvirt domain. Owned.
+ * @monitor:		its QEMU monitor (own QMP client for a --qmp QEMU,
+ *			libvirt's for a libvirt domain), for the balloon;
+ *			NULL until needed. Owned.
+ * @action:		what vreclaimd does to it: chosen when it becomes
+ *			managed from its allowed actions and what it has
+ *			(agent-reclaim when it has an agent channel, else the
+ *			balloon when it has one, else host-pageout when this
+ *			host has an access source).
+ * @balloon_actual_bytes, @balloon_target_bytes: the balloon as last queried
+ *			and last set (0: not yet).
+ * @host_reclaim:	the host-pageout action's state (its access source, RAM
+ *			map and pidfd); NULL for other actions. Owned.
+ * @source:		where its access picture comes from (the "agent" source
+ *			over @session); NULL when unmanaged. Freed before
+ *			@session.
  * @stats, @has_stats:	the agent's last stats (report or get-stats).
  * @reclaimed_bytes:	bytes the agent reclaimed since vreclaimd started
  *			managing the domain (its counters, summed across agent
@@ -72,9 +90,13 @@ struct vr_domain {
 	guint policy_generation;
 	pid_t pid;
 	struct vr_agent_session *session;
-	struct vr_proto_regions picture;
-	gboolean has_picture;
-	gboolean picture_pending;
+	char *qmp_path;
+	struct vr_qemu_monitor *monitor;
+	enum vr_active_action action;
+	uint64_t balloon_actual_bytes;
+	uint64_t balloon_target_bytes;
+	struct vr_host_reclaim *host_reclaim;
+	struct vr_access_source *source;
 	struct vr_agent_stats stats;
 	gboolean has_stats;
 	uint64_t reclaimed_bytes;
@@ -116,6 +138,13 @@ void vr_domain_set_unmanaged(struct vr_domain *d, const char *reason, ...) G_GNU
 void vr_domain_set_error(struct vr_domain *d, const char *message);
 
 /**
+ * vr_domain_tuning_default() - the tuning of a domain without metadata that
+ * @config manages: enabled, the default policy, @config's default priority
+ * and actions. Return: owned.
+ */
+struct vr_domain_tuning *vr_domain_tuning_default(const struct vr_daemon_config *config);
+
+/**
  * vr_domain_tuning_for() - the tuning @ld asks for under @config: its
  * metadata parsed, or the defaults when it has none and @config manages all
  * domains. Return: owned tuning; NULL with *@reason (owned) when the domain
@@ -150,6 +179,13 @@ struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t sha
  */
 void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *stats,
 			     gboolean restarted);
+
+/**
+ * vr_domain_acting() - whether @d's action takes memory from it now: its
+ * agent runs a share, its balloon holds memory, or the host pages it out
+ * this window.
+ */
+gboolean vr_domain_acting(const struct vr_domain *d);
 
 /**
  * vr_domain_fill_status() - @d as vreclaimctl status shows it.

@@ -7,9 +7,11 @@
 #include "manager.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
+#include "balloon.h"
 #include "control.h"
 #include "domain.h"
 #include "fleet-quota.h"
@@ -17,6 +19,8 @@
 #include "libvirt-conn.h"
 #include "metrics.h"
 #include "procfs.h"
+#include "qemu-commands.h"
+#include "qmp-domain.h"
 #include "read-batch.h"
 
 #ifndef VRD_VERSION
@@ -42,10 +46,35 @@
  * and a scheme rewritten every few seconds frees little. */
 #define VR_MANAGER_SHARE_MIN_PERIOD_US (15 * G_USEC_PER_SEC)
 
+/* A --qmp socket without a QEMU behind it (or one that could not be
+ * probed) is tried again this often, us. */
+#define VR_MANAGER_QMP_RETRY_US (5 * G_USEC_PER_SEC)
+
+/* Time a --qmp QEMU has to answer each command of the probe, ms. */
+#define VR_MANAGER_QMP_TIMEOUT_MS 2000
+
+/* G_DEFINE_QUARK's name has dashes: clang-format would split them. */
+/* clang-format off */
+G_DEFINE_QUARK(vr-manager-error-quark, vr_manager_error)
+/* clang-format on */
+
+/*
+ * A --qmp socket: the QEMU behind it becomes a domain when it answers the
+ * probe, and is tried again after VR_MANAGER_QMP_RETRY_US while it does not.
+ */
+struct qmp_socket {
+	char *path;
+	char uuid[VR_DOMAIN_UUID_STRING_LEN + 1]; /* its domain's; "" when none */
+	gint64 next_try_us;
+	char *last_error; /* logged once per new error */
+};
+
 struct vr_manager {
 	struct vr_daemon_config *config;
 	char *config_path;
 	char *procfs;
+	char *sysfs;
+	GArray *qmp; /* struct qmp_socket */
 	char *run_dir_override;
 	char *run_dir;
 
@@ -79,6 +108,12 @@ static uint64_t thread_cpu_us(void)
 
 /* ---- agent sessions ------------------------------------------------------- */
 
+static guint agent_timeout_ms(const struct vr_manager *m)
+{
+	return m->config->agent_timeout_ms ? (guint)m->config->agent_timeout_ms :
+					     VR_MANAGER_AGENT_TIMEOUT_MS;
+}
+
 static void agent_up(struct vr_agent_session *s, const struct vr_proto_hello *hello,
 		     gpointer user_data)
 {
@@ -95,7 +130,7 @@ static void agent_up(struct vr_agent_session *s, const struct vr_proto_hello *he
 	d->policy_sent = FALSE;
 	d->agent_paused = TRUE;
 	d->agent_pause_pending = FALSE;
-	d->picture_pending = FALSE;
+	vr_access_source_agent_forget(d->source);
 }
 
 static void agent_down(struct vr_agent_session *s, const GError *error, gpointer user_data)
@@ -104,8 +139,7 @@ static void agent_down(struct vr_agent_session *s, const GError *error, gpointer
 
 	(void)s;
 	g_message("%s: agent down: %s", d->name, error ? error->message : "closed");
-	d->has_picture = FALSE;
-	d->picture_pending = FALSE;
+	vr_access_source_agent_forget(d->source);
 	d->agent_pause_pending = FALSE;
 }
 
@@ -174,8 +208,6 @@ static void on_agent_reply(struct vr_agent_session *s, struct vr_proto_message *
 	(void)s;
 	if (!d || !d->session)
 		return;
-	if (c->command == VR_PROTO_GET_REGIONS)
-		d->picture_pending = FALSE;
 	if (c->command == VR_PROTO_PAUSE || c->command == VR_PROTO_RESUME)
 		d->agent_pause_pending = FALSE;
 	if (error || reply->kind == VR_PROTO_MESSAGE_ERROR) {
@@ -191,11 +223,8 @@ static void on_agent_reply(struct vr_agent_session *s, struct vr_proto_message *
 		return;
 	}
 	switch (c->command) {
-	case VR_PROTO_GET_REGIONS:
-		vr_proto_regions_clear(&d->picture);
-		d->picture = reply->regions;
-		memset(&reply->regions, 0, sizeof(reply->regions));
-		d->has_picture = TRUE;
+	case VR_PROTO_GET_STATS:
+		vr_domain_account_stats(d, &reply->stats, FALSE);
 		break;
 	case VR_PROTO_SET_POLICY:
 		g_debug("%s: the agent runs a quota of %" G_GUINT64_FORMAT " bytes per window",
@@ -215,16 +244,13 @@ static void domain_call(struct vr_manager *m, struct vr_domain *d, struct vr_pro
 			struct call_ctx *c)
 {
 	g_autoptr(GError) error = NULL;
-	guint timeout = m->config->agent_timeout_ms ? (guint)m->config->agent_timeout_ms :
-						      VR_MANAGER_AGENT_TIMEOUT_MS;
 
-	if (!vr_agent_session_call(d->session, req, timeout, on_agent_reply, c, &error)) {
+	if (!vr_agent_session_call(d->session, req, agent_timeout_ms(m), on_agent_reply, c,
+				   &error)) {
 		g_autofree char *msg = g_strdup_printf(
 			"agent %s: %s", vr_proto_command_name(c->command), error->message);
 		g_debug("%s: %s", d->name, msg);
 		vr_domain_set_error(d, msg);
-		if (c->command == VR_PROTO_GET_REGIONS)
-			d->picture_pending = FALSE;
 		if (c->command == VR_PROTO_PAUSE || c->command == VR_PROTO_RESUME)
 			d->agent_pause_pending = FALSE;
 		g_free(c);
@@ -233,18 +259,11 @@ static void domain_call(struct vr_manager *m, struct vr_domain *d, struct vr_pro
 
 /* ---- domains from libvirt -------------------------------------------------- */
 
-static void domain_watch_pid(struct vr_manager *m, struct vr_domain *d)
+/* Read @d's QEMU process @pid's status each tick (its resident size). */
+static void domain_watch(struct vr_manager *m, struct vr_domain *d, pid_t pid)
 {
 	g_autoptr(GError) error = NULL;
-	pid_t pid = 0;
 
-	if (!m->run_dir)
-		return;
-	if (!vr_libvirt_qemu_pid(m->run_dir, m->procfs, d->name, &pid, &error)) {
-		g_debug("%s: %s", d->name, error->message);
-		vr_domain_set_error(d, error->message);
-		return;
-	}
 	if (pid == d->pid && d->status_read_set)
 		return;
 	if (d->status_read_set)
@@ -261,6 +280,22 @@ static void domain_watch_pid(struct vr_manager *m, struct vr_domain *d)
 	d->rss_start_bytes = 0;
 }
 
+/* A libvirt domain's QEMU process, from libvirt's pid file. */
+static void domain_watch_pid(struct vr_manager *m, struct vr_domain *d)
+{
+	g_autoptr(GError) error = NULL;
+	pid_t pid = 0;
+
+	if (d->qmp_path || !m->run_dir)
+		return;
+	if (!vr_libvirt_qemu_pid(m->run_dir, m->procfs, d->name, &pid, &error)) {
+		g_debug("%s: %s", d->name, error->message);
+		vr_domain_set_error(d, error->message);
+		return;
+	}
+	domain_watch(m, d, pid);
+}
+
 static void manager_drop_domain(struct vr_manager *m, struct vr_domain *d, const char *why)
 {
 	g_message("%s: %s; vreclaimd lets it go (reclaimed %" G_GUINT64_FORMAT " bytes)", d->name,
@@ -268,6 +303,175 @@ static void manager_drop_domain(struct vr_manager *m, struct vr_domain *d, const
 	if (d->status_read_set)
 		vr_read_batch_remove(m->reads, d->status_read);
 	g_hash_table_remove(m->domains, d->uuid);
+}
+
+/*
+ * The action @tuning allows that @d can run, or NONE with *@why (owned):
+ * agent-reclaim when it has an agent channel, else the balloon when it has
+ * one, else host-pageout when this host has an access source for it.
+ */
+static enum vr_active_action choose_action(const struct vr_domain_tuning *tuning,
+					   const struct vr_domain_info *info, char **why)
+{
+	guint a = tuning->actions;
+	g_autoptr(GString) missing = g_string_new(NULL);
+
+	if ((a & VR_DOMAIN_ACTION_AGENT_RECLAIM) && info->agent_socket_path)
+		return VR_ACTIVE_ACTION_AGENT_RECLAIM;
+	if ((a & VR_DOMAIN_ACTION_BALLOON) && info->memballoon_model &&
+	    strcmp(info->memballoon_model, "none") != 0)
+		return VR_ACTIVE_ACTION_BALLOON;
+	if (a & VR_DOMAIN_ACTION_HOST_PAGEOUT)
+		return VR_ACTIVE_ACTION_HOST_PAGEOUT;
+	if (a & VR_DOMAIN_ACTION_AGENT_RECLAIM)
+		g_string_append_printf(missing, "no agent channel (a unix channel named %s)",
+				       VR_DOMAIN_AGENT_CHANNEL);
+	if (a & VR_DOMAIN_ACTION_BALLOON)
+		g_string_append_printf(missing, "%sno balloon device", missing->len ? ", " : "");
+	*why = g_string_free(g_steal_pointer(&missing), FALSE);
+	return VR_ACTIVE_ACTION_NONE;
+}
+
+/*
+ * @d's QEMU monitor, made on first use: a --qmp QEMU has its own client
+ * already; a libvirt domain's goes through libvirt.
+ */
+static gboolean domain_monitor(struct vr_manager *m, struct vr_domain *d, GError **error)
+{
+	virDomainPtr dom;
+
+	if (d->monitor)
+		return TRUE;
+	if (!m->lv) {
+		g_set_error(error, VR_MANAGER_ERROR, VR_MANAGER_ERROR_NOT_LIBVIRT,
+			    "no QEMU monitor: vreclaimd has no libvirt connection");
+		return FALSE;
+	}
+	dom = vr_libvirt_lookup(m->lv, d->uuid, error);
+	if (!dom)
+		return FALSE;
+	d->monitor = vr_qemu_monitor_new_libvirt(dom);
+	virDomainFree(dom);
+	return TRUE;
+}
+
+/*
+ * The host-pageout action's state for @d: its guest RAM map from QEMU, the
+ * host-damon access source on its QEMU process, and a pidfd. FALSE with
+ * @error when this host or this QEMU cannot give them.
+ */
+static gboolean domain_start_host_reclaim(struct vr_manager *m, struct vr_domain *d, GError **error)
+{
+	g_autoptr(GArray) map = NULL;
+	g_autoptr(vr_access_source) source = NULL;
+	struct vr_monitor_attrs attrs;
+
+	if (m->config->host_access_source == VR_HOST_ACCESS_SOURCE_NONE) {
+		g_set_error(error, VR_MANAGER_ERROR, VR_MANAGER_ERROR_UNSUPPORTED,
+			    "host-pageout needs a host access source, and the config's "
+			    "access-source is none");
+		return FALSE;
+	}
+	if (d->pid <= 0) {
+		g_set_error(error, VR_MANAGER_ERROR, VR_MANAGER_ERROR_UNSUPPORTED,
+			    "host-pageout: its QEMU process is not known yet");
+		return FALSE;
+	}
+	if (!domain_monitor(m, d, error) || !vr_qemu_guest_ram_map(d->monitor, &map, error))
+		return FALSE;
+	attrs = d->policy->attrs;
+	source = vr_access_source_new_host_damon(m->sysfs, m->procfs, d->pid, map, &attrs, error);
+	if (!source)
+		return FALSE;
+	d->host_reclaim = vr_host_reclaim_new(d->name, d->pid,
+					      &g_array_index(map, struct vr_ram_range, 0), map->len,
+					      d->info.memory_bytes, g_steal_pointer(&source),
+					      error);
+	return d->host_reclaim != NULL;
+}
+
+/*
+ * Make @d managed with @tuning (owned) and @info (moved out) when its action
+ * and policy are valid; otherwise unmanaged with the reason. Nothing is
+ * half-applied: the old tuning and policy stay until the new ones are valid.
+ */
+static void manager_commit_domain(struct vr_manager *m, struct vr_domain *d,
+				  struct vr_domain_tuning *tuning_in, struct vr_domain_info *info)
+{
+	g_autoptr(vr_domain_tuning) tuning = tuning_in;
+	g_autoptr(vr_policy) policy = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *why = NULL;
+	enum vr_active_action action = choose_action(tuning, info, &why);
+
+	if (action == VR_ACTIVE_ACTION_NONE) {
+		g_autofree char *a = vr_domain_actions_to_string(tuning->actions);
+		vr_domain_set_unmanaged(d, "its actions (%s) cannot run: %s", a, why);
+		return;
+	}
+	policy = vr_domain_policy_for(tuning, m->config, &error);
+	if (!policy) {
+		g_warning("%s: not managed: %s", d->name, error->message);
+		vr_domain_set_unmanaged(d, "%s", error->message);
+		return;
+	}
+
+	/* Commit: everything is valid. */
+	if (!d->tuning || !vr_domain_tuning_equal(d->tuning, tuning) || !d->policy ||
+	    d->action != action) {
+		g_autofree char *a = vr_domain_actions_to_string(tuning->actions);
+		g_message("%s: managed: policy %s, priority %u, guaranteed %" G_GUINT64_FORMAT
+			  " bytes, actions %s: %s",
+			  d->name, tuning->policy ? tuning->policy : "default", tuning->priority,
+			  tuning->guaranteed_bytes, a, vr_active_action_name(action));
+		d->policy_generation++;
+	} else {
+		g_autofree char *old = vr_policy_to_json(d->policy);
+		g_autofree char *new = vr_policy_to_json(policy);
+		if (strcmp(old, new) != 0)
+			d->policy_generation++;
+	}
+	if (d->action != action) {
+		g_clear_pointer(&d->host_reclaim, vr_host_reclaim_free);
+		g_clear_pointer(&d->source, vr_access_source_free);
+		d->balloon_target_bytes = 0;
+	}
+	d->action = action;
+	g_clear_pointer(&d->tuning, vr_domain_tuning_free);
+	d->tuning = g_steal_pointer(&tuning);
+	g_clear_pointer(&d->policy, vr_policy_free);
+	d->policy = g_steal_pointer(&policy);
+	g_free(d->policy_name);
+	d->policy_name = g_strdup(d->tuning->policy ? d->tuning->policy : "default");
+	g_clear_pointer(&d->reason, g_free);
+	d->managed = TRUE;
+
+	if (d->session && g_strcmp0(d->info.agent_socket_path, info->agent_socket_path) != 0) {
+		g_clear_pointer(&d->source, vr_access_source_free);
+		g_clear_pointer(&d->session, vr_agent_session_free);
+	}
+	vr_domain_info_clear(&d->info);
+	d->info = *info;
+	memset(info, 0, sizeof(*info));
+	/* An agent gives agent-reclaim its picture, and the balloon its view
+	 * of the guest (its stats). */
+	if (!d->session && d->info.agent_socket_path) {
+		struct vr_agent_session_limits limits;
+		vr_agent_session_limits_init(&limits, d->info.memory_bytes);
+		d->session = vr_agent_session_new(d->name, d->info.agent_socket_path, &limits,
+						  &agent_ops, d, &error);
+		if (!d->session) {
+			vr_domain_set_unmanaged(d, "%s", error->message);
+			return;
+		}
+	}
+	if (d->action == VR_ACTIVE_ACTION_AGENT_RECLAIM && !d->source) {
+		d->source = vr_access_source_new_agent(d->session, agent_timeout_ms(m), &error);
+		if (!d->source || !vr_access_source_start(d->source, &error)) {
+			vr_domain_set_unmanaged(d, "%s", error->message);
+			return;
+		}
+	}
 }
 
 /*
@@ -282,7 +486,6 @@ static void manager_refresh_domain(struct vr_manager *m, const struct vr_libvirt
 	g_auto(vr_domain_info) info = { 0 };
 	g_autoptr(GError) error = NULL;
 	g_autoptr(vr_domain_tuning) tuning = NULL;
-	g_autoptr(vr_policy) policy = NULL;
 	g_autofree char *reason = NULL;
 	gboolean was_managed;
 
@@ -317,63 +520,9 @@ static void manager_refresh_domain(struct vr_manager *m, const struct vr_libvirt
 		vr_domain_set_unmanaged(d, "%s", error->message);
 		return;
 	}
-	if (!(tuning->actions & VR_DOMAIN_ACTION_AGENT_RECLAIM)) {
-		vr_domain_set_unmanaged(
-			d, "its actions (%s) need a host access source this host lacks",
-			vr_domain_actions_to_string(tuning->actions));
-		return;
-	}
-	if (!info.agent_socket_path) {
-		vr_domain_set_unmanaged(d, "no agent channel (a unix channel named %s)",
-					VR_DOMAIN_AGENT_CHANNEL);
-		return;
-	}
-	policy = vr_domain_policy_for(tuning, m->config, &error);
-	if (!policy) {
-		g_warning("%s: not managed: %s", d->name, error->message);
-		vr_domain_set_unmanaged(d, "%s", error->message);
-		return;
-	}
-
-	/* Commit: everything is valid. */
-	if (!d->tuning || !vr_domain_tuning_equal(d->tuning, tuning) || !d->policy) {
-		g_autofree char *a = vr_domain_actions_to_string(tuning->actions);
-		g_message("%s: managed: policy %s, priority %u, guaranteed %" G_GUINT64_FORMAT
-			  " bytes, actions %s",
-			  d->name, tuning->policy ? tuning->policy : "default", tuning->priority,
-			  tuning->guaranteed_bytes, a);
-		d->policy_generation++;
-	} else {
-		g_autofree char *old = vr_policy_to_json(d->policy);
-		g_autofree char *new = vr_policy_to_json(policy);
-		if (strcmp(old, new) != 0)
-			d->policy_generation++;
-	}
-	g_clear_pointer(&d->tuning, vr_domain_tuning_free);
-	d->tuning = g_steal_pointer(&tuning);
-	g_clear_pointer(&d->policy, vr_policy_free);
-	d->policy = g_steal_pointer(&policy);
-	g_free(d->policy_name);
-	d->policy_name = g_strdup(d->tuning->policy ? d->tuning->policy : "default");
-	g_clear_pointer(&d->reason, g_free);
-	d->managed = TRUE;
-
-	if (d->session && g_strcmp0(d->info.agent_socket_path, info.agent_socket_path) != 0)
-		g_clear_pointer(&d->session, vr_agent_session_free);
-	vr_domain_info_clear(&d->info);
-	d->info = info;
-	memset(&info, 0, sizeof(info));
-	if (!d->session) {
-		struct vr_agent_session_limits limits;
-		vr_agent_session_limits_init(&limits, d->info.memory_bytes);
-		d->session = vr_agent_session_new(d->name, d->info.agent_socket_path, &limits,
-						  &agent_ops, d, &error);
-		if (!d->session) {
-			vr_domain_set_unmanaged(d, "%s", error->message);
-			return;
-		}
-	}
-	domain_watch_pid(m, d);
+	manager_commit_domain(m, d, g_steal_pointer(&tuning), &info);
+	if (d->managed)
+		domain_watch_pid(m, d);
 }
 
 static void manager_refresh_all(struct vr_manager *m)
@@ -396,7 +545,7 @@ static void manager_refresh_all(struct vr_manager *m)
 	g_autoptr(GPtrArray) gone = g_ptr_array_new();
 	g_hash_table_iter_init(&it, m->domains);
 	while (g_hash_table_iter_next(&it, &key, &value))
-		if (!g_hash_table_contains(seen, key))
+		if (!g_hash_table_contains(seen, key) && !((struct vr_domain *)value)->qmp_path)
 			g_ptr_array_add(gone, value);
 	for (guint i = 0; i < gone->len; i++)
 		manager_drop_domain(m, g_ptr_array_index(gone, i), "no longer running");
@@ -448,6 +597,86 @@ static const struct vr_libvirt_ops libvirt_ops = {
 	.domain_changed = lv_domain_changed,
 };
 
+/* ---- QEMU processes given by --qmp ------------------------------------------ */
+
+static void qmp_socket_failed(struct qmp_socket *q, const GError *error)
+{
+	if (g_strcmp0(q->last_error, error->message) != 0)
+		g_message("QMP socket %s: %s; trying again every %d s", q->path, error->message,
+			  (int)(VR_MANAGER_QMP_RETRY_US / G_USEC_PER_SEC));
+	g_free(q->last_error);
+	q->last_error = g_strdup(error->message);
+	q->next_try_us = g_get_monotonic_time() + VR_MANAGER_QMP_RETRY_US;
+}
+
+/*
+ * Take the QEMU behind --qmp socket @q as a domain: probe it (name, UUID,
+ * process, memory, agent channel, balloon) and manage it with the config's
+ * defaults (a QEMU without libvirt has no metadata).
+ */
+static void manager_attach_qmp(struct vr_manager *m, struct qmp_socket *q)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(vr_qemu_monitor) mon = NULL;
+	g_auto(vr_qmp_domain_info) qi = { 0 };
+	struct vr_domain_info info = { 0 };
+	struct vr_domain *d;
+
+	mon = vr_qemu_monitor_new_qmp(q->path, VR_MANAGER_QMP_TIMEOUT_MS, &error);
+	if (!mon ||
+	    !vr_qmp_domain_probe(mon, q->path, vr_qemu_monitor_get_peer_pid(mon), &qi, &error)) {
+		qmp_socket_failed(q, error);
+		return;
+	}
+	if (g_hash_table_contains(m->domains, qi.uuid)) {
+		g_set_error(&error, VR_MANAGER_ERROR, VR_MANAGER_ERROR_UNSUPPORTED,
+			    "its QEMU (%s) has the UUID %s of a domain vreclaimd manages already",
+			    qi.name, qi.uuid);
+		qmp_socket_failed(q, error);
+		return;
+	}
+	g_clear_pointer(&q->last_error, g_free);
+	g_strlcpy(q->uuid, qi.uuid, sizeof(q->uuid));
+	d = vr_domain_new(qi.uuid, qi.name);
+	d->manager = m;
+	d->qmp_path = g_strdup(q->path);
+	d->monitor = g_steal_pointer(&mon);
+	g_hash_table_insert(m->domains, d->uuid, d);
+	g_message("%s: found at QMP socket %s (uuid %s, QEMU process %d)", d->name, q->path,
+		  d->uuid, (int)qi.pid);
+
+	info.name = g_strdup(qi.name);
+	g_strlcpy(info.uuid, qi.uuid, sizeof(info.uuid));
+	info.type = g_strdup("qemu");
+	info.id = -1;
+	info.memory_bytes = qi.memory_bytes;
+	info.current_memory_bytes = qi.memory_bytes;
+	info.agent_channel = qi.agent_socket_path != NULL;
+	info.agent_socket_path = g_steal_pointer(&qi.agent_socket_path);
+	info.memballoon_model = qi.has_balloon ? g_strdup("virtio") : NULL;
+	manager_commit_domain(m, d, vr_domain_tuning_default(m->config), &info);
+	vr_domain_info_clear(&info);
+	domain_watch(m, d, qi.pid);
+}
+
+/* Try the --qmp sockets without a domain whose time has come. */
+static void manager_attach_qmp_all(struct vr_manager *m)
+{
+	gint64 now = g_get_monotonic_time();
+
+	for (guint i = 0; i < m->qmp->len; i++) {
+		struct qmp_socket *q = &g_array_index(m->qmp, struct qmp_socket, i);
+		struct vr_domain *d = q->uuid[0] ? g_hash_table_lookup(m->domains, q->uuid) : NULL;
+		if (d && !d->managed && (d->pid <= 0 || (kill(d->pid, 0) < 0 && errno == ESRCH)))
+			manager_drop_domain(m, d, "its QEMU process exited");
+		else if (d)
+			continue;
+		q->uuid[0] = '\0';
+		if (now >= q->next_try_us)
+			manager_attach_qmp(m, q);
+	}
+}
+
 /* ---- the tick: acquire -> decide -> act ------------------------------------ */
 
 static void acquire_host(struct vr_manager *m)
@@ -475,7 +704,8 @@ static void acquire_host(struct vr_manager *m)
 	m->host_known = TRUE;
 }
 
-static void acquire_domain(struct vr_manager *m, struct vr_domain *d)
+/* Return: FALSE when @d's QEMU process is gone. */
+static gboolean acquire_domain(struct vr_manager *m, struct vr_domain *d)
 {
 	const GError *file_error = NULL;
 	gsize len = 0;
@@ -483,7 +713,7 @@ static void acquire_domain(struct vr_manager *m, struct vr_domain *d)
 	g_autoptr(GError) error = NULL;
 
 	if (!d->status_read_set)
-		return;
+		return TRUE;
 	const char *text = vr_read_batch_text(m->reads, d->status_read, &len, &file_error);
 	if (!text || !vr_proc_status_parse(text, vr_read_batch_path(m->reads, d->status_read), &st,
 					   &error)) {
@@ -492,12 +722,13 @@ static void acquire_domain(struct vr_manager *m, struct vr_domain *d)
 		vr_read_batch_remove(m->reads, d->status_read);
 		d->status_read_set = FALSE;
 		d->pid = 0;
-		return;
+		return FALSE;
 	}
 	d->rss_bytes = st.vm_rss_bytes;
 	d->swap_bytes = st.vm_swap_bytes;
 	if (!d->rss_start_bytes)
 		d->rss_start_bytes = st.vm_rss_bytes;
+	return TRUE;
 }
 
 static const struct vr_scheme *domain_pageout_scheme(const struct vr_domain *d)
@@ -522,19 +753,28 @@ static const struct vr_scheme *domain_pageout_scheme(const struct vr_domain *d)
 static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *fd)
 {
 	g_autoptr(GError) error = NULL;
+	g_auto(vr_proto_regions) picture = { 0 };
 	const struct vr_scheme *s = domain_pageout_scheme(d);
 	uint64_t eligible = 0;
 	double used = 1.0;
 
-	if (!s || !d->has_picture)
+	if (!s || !d->source || !vr_agent_session_is_up(d->session))
 		return FALSE;
-	if (!vr_fleet_cold_histogram(d->picture.regions, d->picture.sample_interval_us,
-				     d->picture.aggr_interval_us, s, d->info.memory_bytes,
+	if (!vr_access_source_get_regions(d->source, &picture, &error)) {
+		if (!g_error_matches(error, VR_ACCESS_SOURCE_ERROR, VR_ACCESS_SOURCE_ERROR_STATE)) {
+			g_warning("%s: %s", d->name, error->message);
+			vr_domain_set_error(d, error->message);
+		}
+		return FALSE;
+	}
+	if (!vr_fleet_cold_histogram(picture.regions, picture.sample_interval_us,
+				     picture.aggr_interval_us, s, d->info.memory_bytes,
 				     fd->hist_bytes, &error)) {
-		g_autofree char *msg = g_strdup_printf("agent picture refused: %s", error->message);
+		g_autofree char *msg = g_strdup_printf(
+			"%s picture refused: %s", vr_access_source_name(d->source), error->message);
 		g_warning("%s: %s", d->name, msg);
 		vr_domain_set_error(d, msg);
-		d->has_picture = FALSE;
+		vr_access_source_agent_forget(d->source);
 		return FALSE;
 	}
 	if (d->has_stats && d->stats.mem_total_bytes > 0)
@@ -549,9 +789,71 @@ static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *
 	g_debug("%s: picture of %u regions: %" G_GUINT64_FORMAT
 		" bytes cold enough, %" G_GUINT64_FORMAT
 		" of them counted (%.0f%% of the guest is in use)",
-		d->name, d->picture.regions ? d->picture.regions->len : 0, eligible, d->cold_bytes,
+		d->name, picture.regions ? picture.regions->len : 0, eligible, d->cold_bytes,
 		used * 100);
 	return TRUE;
+}
+
+/* What the guest keeps free beyond its use when the balloon takes memory:
+ * a twentieth of it, at least this, bytes. */
+#define VR_MANAGER_BALLOON_MIN_RESERVE_BYTES (64ULL << 20)
+
+/* The balloon action's view of @d this window (vr_balloon_decide()). The
+ * guest's free memory comes from its agent's stats (MemFree: page cache is
+ * not counted, so the balloon never squeezes the guest's cache); without an
+ * agent it is unknown, and the balloon only gives memory back. */
+static void balloon_input(const struct vr_manager *m, const struct vr_domain *d,
+			  struct vr_balloon_input *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->guest_bytes = d->info.memory_bytes;
+	in->actual_bytes = MIN(d->balloon_actual_bytes, d->info.memory_bytes);
+	in->guest_avail_known = d->has_stats && vr_agent_session_is_up(d->session);
+	in->guest_avail_bytes = MIN(d->stats.mem_free_bytes, d->info.memory_bytes);
+	in->guaranteed_bytes = MIN(d->tuning->guaranteed_bytes, d->info.memory_bytes);
+	in->share_bytes = d->share_bytes;
+	in->host_needs_memory = m->host_needs_memory;
+	in->reserve_bytes = MAX(d->info.memory_bytes / 20, VR_MANAGER_BALLOON_MIN_RESERVE_BYTES);
+	in->deflate_step_bytes = m->config->fleet_quota_bytes;
+}
+
+/* What @d offers the fleet this window: its histogram of cold bytes (fd).
+ * The balloon takes free guest memory, which is as cold as memory gets. */
+static gboolean decide_domain_offer(struct vr_manager *m, struct vr_domain *d,
+				    struct vr_fleet_domain *fd)
+{
+	g_autoptr(GError) error = NULL;
+	struct vr_balloon_input in;
+	const struct vr_scheme *s;
+
+	switch (d->action) {
+	case VR_ACTIVE_ACTION_AGENT_RECLAIM:
+		return decide_domain_hist(d, fd);
+	case VR_ACTIVE_ACTION_BALLOON:
+		if (!d->balloon_actual_bytes)
+			return FALSE;
+		balloon_input(m, d, &in);
+		memset(fd->hist_bytes, 0, sizeof(fd->hist_bytes));
+		fd->hist_bytes[VR_MAX_SCORE] = vr_balloon_offer_bytes(&in);
+		d->cold_bytes = fd->hist_bytes[VR_MAX_SCORE];
+		return TRUE;
+	case VR_ACTIVE_ACTION_HOST_PAGEOUT:
+		s = domain_pageout_scheme(d);
+		if (!s || !d->host_reclaim)
+			return FALSE;
+		if (!vr_host_reclaim_cold_histogram(d->host_reclaim, s, fd->hist_bytes, &error)) {
+			g_warning("%s: %s", d->name, error->message);
+			vr_domain_set_error(d, error->message);
+			return FALSE;
+		}
+		d->cold_bytes = 0;
+		for (guint score = 0; score <= VR_MAX_SCORE; score++)
+			d->cold_bytes += fd->hist_bytes[score];
+		return TRUE;
+	case VR_ACTIVE_ACTION_NONE:
+		break;
+	}
+	return FALSE;
 }
 
 static void decide(struct vr_manager *m, GPtrArray *doms)
@@ -577,7 +879,7 @@ static void decide(struct vr_manager *m, GPtrArray *doms)
 		fd->rss_bytes = d->rss_bytes;
 		fd->guaranteed_bytes = d->tuning->guaranteed_bytes;
 		fd->eligible = needed && !d->user_paused && d->rss_bytes > 0 &&
-			       vr_agent_session_is_up(d->session) && decide_domain_hist(d, fd);
+			       decide_domain_offer(m, d, fd);
 	}
 	uint64_t quota = m->config->fleet_quota_bytes ? m->config->fleet_quota_bytes : G_MAXUINT64;
 	if (!vr_fleet_distribute(fleet, doms->len, needed ? quota : 0, shares, &error)) {
@@ -597,7 +899,21 @@ static gboolean share_changed(uint64_t sent, uint64_t now)
 	return diff * 1000 > sent * VR_MANAGER_SHARE_HYSTERESIS_PERMILLE;
 }
 
-static void act_domain(struct vr_manager *m, struct vr_domain *d)
+/* Pause (@pause) or resume @d's agent unless it is so or a call is under way. */
+static void agent_set_paused(struct vr_manager *m, struct vr_domain *d, gboolean pause)
+{
+	if (pause == d->agent_paused || d->agent_pause_pending ||
+	    !vr_agent_session_is_up(d->session))
+		return;
+	g_auto(vr_proto_request) req = { .command = pause ? VR_PROTO_PAUSE : VR_PROTO_RESUME };
+	struct call_ctx *c = call_ctx_new(m, d, req.command);
+	c->pause = pause;
+	d->agent_paused = pause;
+	d->agent_pause_pending = TRUE;
+	domain_call(m, d, &req, c);
+}
+
+static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 {
 	if (!vr_agent_session_is_up(d->session))
 		return;
@@ -642,21 +958,115 @@ static void act_domain(struct vr_manager *m, struct vr_domain *d)
 		d->sent_generation = d->policy_generation;
 		domain_call(m, d, &req, c);
 	}
-	if (d->user_paused != d->agent_paused && !d->agent_pause_pending) {
-		gboolean pause = d->user_paused;
-		g_auto(vr_proto_request)
-			req = { .command = pause ? VR_PROTO_PAUSE : VR_PROTO_RESUME };
-		struct call_ctx *c = call_ctx_new(m, d, req.command);
-		c->pause = pause;
-		d->agent_paused = pause;
-		d->agent_pause_pending = TRUE;
-		domain_call(m, d, &req, c);
+	agent_set_paused(m, d, d->user_paused);
+	if (!d->agent_paused) {
+		g_autoptr(GError) error = NULL;
+		if (!vr_access_source_agent_refresh(d->source, &error)) {
+			g_debug("%s: %s", d->name, error->message);
+			vr_domain_set_error(d, error->message);
+		}
 	}
-	if (!d->picture_pending && !d->agent_paused) {
-		g_auto(vr_proto_request) req = { .command = VR_PROTO_GET_REGIONS };
-		req.get_regions.max = VR_PROTO_MAX_REGIONS;
-		d->picture_pending = TRUE;
-		domain_call(m, d, &req, call_ctx_new(m, d, VR_PROTO_GET_REGIONS));
+}
+
+/*
+ * The balloon action, one window: QEMU's balloon as it is, the target the
+ * policy gives (vr_balloon_decide(): within the share, never below the
+ * guaranteed memory nor into what the guest uses), and a new target when
+ * it differs from the last one set.
+ */
+static void act_balloon(struct vr_manager *m, struct vr_domain *d)
+{
+	g_autoptr(GError) error = NULL;
+	struct vr_balloon_input in;
+	enum vr_balloon_reason reason;
+	uint64_t target;
+
+	if (vr_agent_session_is_up(d->session)) {
+		/* The agent reclaims nothing of its own while the balloon acts
+		 * (paused), and tells the guest's free memory, fresh for the
+		 * next window. */
+		agent_set_paused(m, d, TRUE);
+		g_auto(vr_proto_request) req = { .command = VR_PROTO_GET_STATS };
+		domain_call(m, d, &req, call_ctx_new(m, d, VR_PROTO_GET_STATS));
+	}
+	if (!domain_monitor(m, d, &error) ||
+	    !vr_qemu_query_balloon(d->monitor, &d->balloon_actual_bytes, &error)) {
+		g_autofree char *msg = g_strdup_printf("balloon: %s", error->message);
+		g_debug("%s: %s", d->name, msg);
+		vr_domain_set_error(d, msg);
+		return;
+	}
+	if (d->user_paused)
+		return;
+	balloon_input(m, d, &in);
+	if (!vr_balloon_decide(&in, &target, &reason, &error)) {
+		g_warning("%s: balloon: %s", d->name, error->message);
+		vr_domain_set_error(d, error->message);
+		return;
+	}
+	if (reason == VR_BALLOON_HOLD || target == d->balloon_target_bytes)
+		return;
+	if (!vr_qemu_set_balloon(d->monitor, target, &error)) {
+		g_autofree char *msg = g_strdup_printf("balloon: %s", error->message);
+		g_warning("%s: %s", d->name, msg);
+		vr_domain_set_error(d, msg);
+		return;
+	}
+	g_message("%s: balloon target %" G_GUINT64_FORMAT " MiB (was %" G_GUINT64_FORMAT
+		  " MiB): %s",
+		  d->name, target >> 20, d->balloon_actual_bytes >> 20,
+		  vr_balloon_reason_name(reason));
+	if (target < d->balloon_actual_bytes)
+		d->reclaimed_bytes += d->balloon_actual_bytes - target;
+	d->balloon_target_bytes = target;
+}
+
+/*
+ * The host-pageout action, one window: the coldest guest memory by the
+ * host's access picture, paged out of the QEMU process up to the share.
+ */
+static void act_host_pageout(struct vr_manager *m, struct vr_domain *d)
+{
+	g_autoptr(GError) error = NULL;
+	struct vr_host_reclaim_result result = { 0 };
+	const struct vr_scheme *s = domain_pageout_scheme(d);
+
+	if (!d->host_reclaim) {
+		if (d->pid <= 0)
+			return; /* its QEMU process is not known yet */
+		if (!domain_start_host_reclaim(m, d, &error)) {
+			g_warning("%s: not managed: host-pageout: %s", d->name, error->message);
+			vr_domain_set_unmanaged(d, "host-pageout: %s", error->message);
+			return;
+		}
+	}
+	if (!s || d->share_bytes == 0 || d->user_paused)
+		return;
+	if (!vr_host_reclaim_step(d->host_reclaim, s, d->share_bytes, &result, &error)) {
+		g_warning("%s: host-pageout: %s", d->name, error->message);
+		vr_domain_set_error(d, error->message);
+		return;
+	}
+	d->reclaimed_bytes += result.advised_bytes;
+	g_debug("%s: host-pageout: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+		" planned bytes advised in %u ranges",
+		d->name, result.advised_bytes, result.planned_bytes, result.ranges);
+}
+
+static void act_domain(struct vr_manager *m, struct vr_domain *d)
+{
+	switch (d->action) {
+	case VR_ACTIVE_ACTION_AGENT_RECLAIM:
+		act_agent_reclaim(m, d);
+		break;
+	case VR_ACTIVE_ACTION_BALLOON:
+		act_balloon(m, d);
+		break;
+	case VR_ACTIVE_ACTION_HOST_PAGEOUT:
+		act_host_pageout(m, d);
+		break;
+	case VR_ACTIVE_ACTION_NONE:
+		break;
 	}
 }
 
@@ -687,9 +1097,12 @@ static gboolean tick(gpointer data)
 {
 	struct vr_manager *m = data;
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GPtrArray) doms = managed_domains(m);
+	g_autoptr(GPtrArray) doms = NULL;
+	g_autoptr(GPtrArray) gone = g_ptr_array_new();
 
 	m->ticks++;
+	manager_attach_qmp_all(m);
+	doms = managed_domains(m);
 	/* acquire */
 	if (!vr_read_batch_run(m->reads, &error))
 		g_warning("cannot read procfs: %s", error->message);
@@ -699,8 +1112,15 @@ static gboolean tick(gpointer data)
 		uint64_t t0 = thread_cpu_us();
 		if (!d->status_read_set)
 			domain_watch_pid(m, d);
-		acquire_domain(m, d);
+		/* libvirt says when its domains stop; a --qmp QEMU is gone when
+		 * its process is. */
+		if (!acquire_domain(m, d) && d->qmp_path)
+			g_ptr_array_add(gone, d);
 		d->cpu_us += thread_cpu_us() - t0;
+	}
+	for (guint i = 0; i < gone->len; i++) {
+		g_ptr_array_remove(doms, g_ptr_array_index(gone, i));
+		manager_drop_domain(m, g_ptr_array_index(gone, i), "its QEMU process exited");
 	}
 	/* decide */
 	decide(m, doms);
@@ -765,6 +1185,73 @@ static struct vr_domain *find_domain(struct vr_manager *m, const char *name, GEr
 	return NULL;
 }
 
+/*
+ * Apply vreclaimctl's @settings to @tuning, and check that the policy an
+ * enabled tuning asks for loads. FALSE with VR_CONTROL_ERROR_INVALID_ARGUMENT
+ * naming the setting or the policy; @tuning is then half-set: drop it.
+ */
+static gboolean tuning_apply_settings(struct vr_manager *m, struct vr_domain_tuning *tuning,
+				      const char *const *settings, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	g_autoptr(vr_policy) policy = NULL;
+
+	if (!vr_domain_tuning_set_args(tuning, settings, &local) ||
+	    (tuning->enable && !(policy = vr_domain_policy_for(tuning, m->config, &local)))) {
+		g_set_error(error, VR_CONTROL_ERROR, VR_CONTROL_ERROR_INVALID_ARGUMENT, "%s",
+			    local->message);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* A copy of @info (its strings too). */
+static void domain_info_copy(const struct vr_domain_info *info, struct vr_domain_info *out)
+{
+	*out = *info;
+	out->name = g_strdup(info->name);
+	out->type = g_strdup(info->type);
+	out->agent_socket_path = g_strdup(info->agent_socket_path);
+	out->memballoon_model = g_strdup(info->memballoon_model);
+}
+
+/* Commit @tuning (owned) for --qmp domain @d, whose QEMU is as it was. */
+static void manager_retune_qmp(struct vr_manager *m, struct vr_domain *d,
+			       struct vr_domain_tuning *tuning)
+{
+	struct vr_domain_info info;
+
+	domain_info_copy(&d->info, &info);
+	manager_commit_domain(m, d, tuning, &info);
+	vr_domain_info_clear(&info);
+}
+
+/*
+ * set for a --qmp QEMU: it has no metadata to write, so the settings change
+ * its tuning in the daemon only, until the daemon restarts (or the QEMU
+ * does). Refused as a whole when one setting or the policy is invalid.
+ */
+static gboolean ctl_set_qmp(struct vr_manager *m, struct vr_domain *d, const char *const *settings,
+			    GError **error)
+{
+	g_autoptr(vr_domain_tuning) tuning = d->tuning ? vr_domain_tuning_copy(d->tuning) :
+							 vr_domain_tuning_default(m->config);
+
+	if (!tuning_apply_settings(m, tuning, settings, error))
+		return FALSE;
+	if (tuning->enable) {
+		g_message("%s: tuning set by vreclaimctl (until vreclaimd restarts: a QEMU "
+			  "without libvirt has no metadata)",
+			  d->name);
+		manager_retune_qmp(m, d, g_steal_pointer(&tuning));
+	} else {
+		g_message("%s: disabled by vreclaimctl", d->name);
+		vr_domain_set_unmanaged(d, "disabled by vreclaimctl set (enable=no)");
+		d->tuning = g_steal_pointer(&tuning);
+	}
+	return TRUE;
+}
+
 static gboolean ctl_set(gpointer user, const char *domain, const char *const *settings,
 			GError **error)
 {
@@ -777,6 +1264,8 @@ static gboolean ctl_set(gpointer user, const char *domain, const char *const *se
 
 	if (!d)
 		return FALSE;
+	if (d->qmp_path)
+		return ctl_set_qmp(m, d, settings, error);
 	if (!vr_libvirt_get_running(m->lv, d->uuid, &ld, error))
 		return FALSE;
 	if (!ld) {
@@ -792,19 +1281,8 @@ static gboolean ctl_set(gpointer user, const char *domain, const char *const *se
 		tuning = vr_domain_tuning_new();
 		tuning->enable = TRUE;
 	}
-	if (!vr_domain_tuning_set_args(tuning, settings, &local)) {
-		g_set_error(error, VR_CONTROL_ERROR, VR_CONTROL_ERROR_INVALID_ARGUMENT, "%s",
-			    local->message);
+	if (!tuning_apply_settings(m, tuning, settings, error))
 		return FALSE;
-	}
-	if (tuning->enable) {
-		g_autoptr(vr_policy) policy = vr_domain_policy_for(tuning, m->config, &local);
-		if (!policy) {
-			g_set_error(error, VR_CONTROL_ERROR, VR_CONTROL_ERROR_INVALID_ARGUMENT,
-				    "%s", local->message);
-			return FALSE;
-		}
-	}
 	xml = vr_domain_tuning_to_xml(tuning);
 	if (!vr_libvirt_set_metadata(m->lv, d->uuid, xml, error))
 		return FALSE;
@@ -856,6 +1334,12 @@ struct vr_manager *vr_manager_new(struct vr_daemon_config *config, const char *c
 	m->config = g_steal_pointer(&owned);
 	m->config_path = g_strdup(config_path);
 	m->procfs = g_strdup(paths && paths->procfs ? paths->procfs : "/proc");
+	m->sysfs = g_strdup(paths && paths->sysfs ? paths->sysfs : "/sys");
+	m->qmp = g_array_new(FALSE, TRUE, sizeof(struct qmp_socket));
+	for (guint i = 0; paths && paths->qmp_sockets && paths->qmp_sockets[i]; i++) {
+		struct qmp_socket q = { .path = g_strdup(paths->qmp_sockets[i]) };
+		g_array_append_val(m->qmp, q);
+	}
 	m->run_dir_override = g_strdup(paths ? paths->run_dir : NULL);
 	m->run_dir = m->run_dir_override ? g_strdup(m->run_dir_override) :
 					   vr_libvirt_run_dir(m->config->connect_uri);
@@ -923,6 +1407,13 @@ gboolean vr_manager_start(struct vr_manager *m, GError **error)
 	return TRUE;
 }
 
+static gboolean domain_is_libvirt(gpointer key, gpointer value, gpointer user_data)
+{
+	(void)key;
+	(void)user_data;
+	return ((struct vr_domain *)value)->qmp_path == NULL;
+}
+
 gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 {
 	g_autoptr(vr_daemon_config) next = NULL;
@@ -965,7 +1456,7 @@ gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 		m->tick_source = g_timeout_add((guint)m->config->interval_ms, tick, m);
 	}
 	if (uri_changed) {
-		g_hash_table_remove_all(m->domains);
+		g_hash_table_foreach_remove(m->domains, domain_is_libvirt, NULL);
 		g_clear_pointer(&m->lv, vr_libvirt_free);
 		g_free(m->run_dir);
 		m->run_dir = m->run_dir_override ? g_strdup(m->run_dir_override) :
@@ -976,6 +1467,13 @@ gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 	} else if (vr_libvirt_is_connected(m->lv)) {
 		/* Policies and the manage mode may have changed. */
 		manager_refresh_all(m);
+	}
+	/* A --qmp QEMU keeps its tuning; its policy file may have changed. */
+	g_autoptr(GPtrArray) doms = managed_domains(m);
+	for (guint i = 0; i < doms->len; i++) {
+		struct vr_domain *d = g_ptr_array_index(doms, i);
+		if (d->qmp_path)
+			manager_retune_qmp(m, d, vr_domain_tuning_copy(d->tuning));
 	}
 	g_message("configuration reloaded from %s", m->config_path);
 	return TRUE;
@@ -995,7 +1493,15 @@ void vr_manager_free(struct vr_manager *m)
 	g_clear_pointer(&m->reads, vr_read_batch_free);
 	vr_daemon_config_free(m->config);
 	g_free(m->config_path);
+	for (guint i = 0; m->qmp && i < m->qmp->len; i++) {
+		struct qmp_socket *q = &g_array_index(m->qmp, struct qmp_socket, i);
+		g_free(q->path);
+		g_free(q->last_error);
+	}
+	if (m->qmp)
+		g_array_free(m->qmp, TRUE);
 	g_free(m->procfs);
+	g_free(m->sysfs);
 	g_free(m->run_dir_override);
 	g_free(m->run_dir);
 	g_free(m);

@@ -22,12 +22,32 @@ typedef struct vr_manager vr_manager;
  * struct vr_manager_paths - where the manager reads the host, injectable for
  * tests.
  * @procfs:	the proc mount ("/proc").
+ * @sysfs:	the sysfs mount ("/sys"), for the host-damon access source.
  * @run_dir:	libvirt's QEMU state folder with NAME.pid files; NULL: the
  *		one of the connection's URI (vr_libvirt_run_dir()).
+ * @qmp_sockets: QMP sockets of QEMU processes run without libvirt
+ *		(--qmp), NULL-terminated; NULL for none. Copied.
  */
 struct vr_manager_paths {
 	const char *procfs;
+	const char *sysfs;
 	const char *run_dir;
+	const char *const *qmp_sockets;
+};
+
+#define VR_MANAGER_ERROR (vr_manager_error_quark())
+GQuark vr_manager_error_quark(void);
+
+/**
+ * enum vr_manager_error - errors of the manager's own (VR_MANAGER_ERROR).
+ * @VR_MANAGER_ERROR_UNSUPPORTED: a domain's action cannot run on this host
+ *				  or this QEMU (the message says why).
+ * @VR_MANAGER_ERROR_NOT_LIBVIRT: a request for libvirt about a domain that
+ *				  is not libvirt's (a --qmp QEMU).
+ */
+enum vr_manager_error {
+	VR_MANAGER_ERROR_UNSUPPORTED,
+	VR_MANAGER_ERROR_NOT_LIBVIRT,
 };
 
 /**

@@ -111,6 +111,17 @@ struct vr_qemu_monitor *vr_qemu_monitor_new_qmp(const char *path, guint timeout_
 	return mon;
 }
 
+pid_t vr_qemu_monitor_get_peer_pid(struct vr_qemu_monitor *mon)
+{
+	struct qmp_transport *t;
+
+	g_return_val_if_fail(mon != NULL, 0);
+	if (mon->ops != &qmp_transport_ops)
+		return 0;
+	t = mon->priv;
+	return t->qmp ? vr_qmp_get_peer_pid(t->qmp) : 0;
+}
+
 /* --- libvirt ------------------------------------------------------------- */
 
 /**

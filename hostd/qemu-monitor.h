@@ -121,6 +121,16 @@ gboolean vr_qemu_monitor_execute(struct vr_qemu_monitor *mon, const char *comman
 				 json_object *args, guint timeout_ms, json_object **ret,
 				 GError **error);
 
+/**
+ * vr_qemu_monitor_get_peer_pid() - the QEMU process behind a monitor of
+ * vr_qemu_monitor_new_qmp(): vr_qmp_get_peer_pid() of its current
+ * connection (after a reconnect, of the new one: possibly another QEMU on
+ * the same path). No transport op: the own client's state is known here.
+ * Return: the pid; 0 when unknown, when not connected, and for every other
+ * transport (libvirt knows its QEMU's pid itself).
+ */
+pid_t vr_qemu_monitor_get_peer_pid(struct vr_qemu_monitor *mon);
+
 /** vr_qemu_monitor_free() - free @mon and its transport (NULL is fine). */
 void vr_qemu_monitor_free(struct vr_qemu_monitor *mon);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_qemu_monitor, vr_qemu_monitor_free)

@@ -38,6 +38,8 @@ G_DEFINE_QUARK(vr-qmp-error-quark, vr_qmp_error)
  * @events_dropped: events dropped from a full queue.
  * @broken:	the reason the client needs a new connection, or NULL.
  * @version:	QEMU's version from the greeting.
+ * @peer_pid:	the process that listens on the socket (SO_PEERCRED at
+ *		connect), 0 if unknown.
  */
 struct vr_qmp {
 	int fd;
@@ -49,6 +51,7 @@ struct vr_qmp {
 	guint64 events_dropped;
 	char *broken;
 	struct vr_qmp_version version;
+	pid_t peer_pid;
 };
 
 char *vr_qmp_printable(const char *text, gsize max_bytes)
@@ -617,6 +620,11 @@ const char *vr_qmp_get_path(const struct vr_qmp *qmp)
 	return qmp->path;
 }
 
+pid_t vr_qmp_get_peer_pid(const struct vr_qmp *qmp)
+{
+	return qmp->peer_pid;
+}
+
 static void put_event(gpointer event)
 {
 	json_object_put(event);
@@ -662,6 +670,19 @@ static int qmp_socket(const char *path, GError **error)
 	return fd;
 }
 
+/* The pid in the peer credentials of the connected socket @fd, 0 if none. */
+static pid_t socket_peer_pid(int fd, const char *path)
+{
+	struct ucred cred = { 0 };
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || len != sizeof(cred)) {
+		g_debug("QMP %s: no peer credentials: %s", path, g_strerror(errno));
+		return 0;
+	}
+	return cred.pid;
+}
+
 struct vr_qmp *vr_qmp_connect(const char *path, guint timeout_ms, GError **error)
 {
 	gint64 deadline_us = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
@@ -678,6 +699,7 @@ struct vr_qmp *vr_qmp_connect(const char *path, guint timeout_ms, GError **error
 	qmp = g_new0(struct vr_qmp, 1);
 	qmp->fd = fd;
 	qmp->path = g_strdup(path);
+	qmp->peer_pid = socket_peer_pid(fd, path);
 	qmp->next_id = 1;
 	qmp->in = g_string_new(NULL);
 	g_queue_init(&qmp->events);

@@ -18,6 +18,7 @@
 
 #include <glib.h>
 #include <json.h>
+#include <sys/types.h>
 
 #include "json-doc.h"
 
@@ -175,6 +176,18 @@ struct vr_qmp_version vr_qmp_get_version(const struct vr_qmp *qmp);
 
 /** vr_qmp_get_path() - the socket path the client connected to (borrowed). */
 const char *vr_qmp_get_path(const struct vr_qmp *qmp);
+
+/**
+ * vr_qmp_get_peer_pid() - the process at the other end of the socket, from
+ * its peer credentials (SO_PEERCRED) read at connect.
+ *
+ * The kernel records the process that called listen() on the socket: QEMU
+ * for `-qmp unix:PATH,server=on`, but the process that made the socket when
+ * QEMU was handed one already listening (systemd socket activation, fd
+ * passing).
+ * Return: the pid, or 0 when the kernel gave none.
+ */
+pid_t vr_qmp_get_peer_pid(const struct vr_qmp *qmp);
 
 /** vr_qmp_free() - close the connection and free the client (NULL is fine). */
 void vr_qmp_free(struct vr_qmp *qmp);

@@ -44,6 +44,8 @@ int main(int argc, char **argv)
 	g_autofree char *control_socket = NULL;
 	g_autofree char *run_dir = NULL;
 	g_autofree char *procfs = NULL;
+	g_autofree char *sysfs = NULL;
+	g_auto(GStrv) qmp_sockets = NULL;
 	gboolean verbose = FALSE;
 	gboolean version = FALSE;
 	const GOptionEntry entries[] = {
@@ -58,8 +60,14 @@ int main(int argc, char **argv)
 		{ "libvirt-run-dir", 0, 0, G_OPTION_ARG_FILENAME, &run_dir,
 		  "libvirt's QEMU state folder with the NAME.pid files (default: the URI's)",
 		  "DIR" },
+		{ "qmp", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &qmp_sockets,
+		  "Also manage the QEMU (run without libvirt) whose QMP socket is PATH; "
+		  "repeatable",
+		  "PATH" },
 		{ "procfs", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &procfs,
 		  "Read the host from this proc tree (tests)", "DIR" },
+		{ "sysfs", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs,
+		  "Use this sysfs tree for the host's DAMON (tests)", "DIR" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
 		{ "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit",
 		  NULL },
@@ -110,8 +118,16 @@ int main(int argc, char **argv)
 		g_free(config->control_socket);
 		config->control_socket = g_steal_pointer(&control_socket);
 	}
+	for (guint i = 0; qmp_sockets && qmp_sockets[i]; i++) {
+		if (!*qmp_sockets[i]) {
+			g_printerr("vreclaimd: --qmp: expected the path of a QMP socket\n");
+			return VRD_EXIT_USAGE;
+		}
+	}
 	paths.run_dir = run_dir;
 	paths.procfs = procfs;
+	paths.sysfs = sysfs;
+	paths.qmp_sockets = (const char *const *)qmp_sockets;
 
 	/* A control client that goes away must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);

@@ -22,6 +22,14 @@
  * pause of an unknown domain, and SIGTERM (exit status 0, control socket
  * removed).
  *
+ * Suite vreclaimd_qmp: a QEMU without libvirt given by --qmp, played by a
+ * fake QMP server that the test forks (it listens itself, so the socket's
+ * peer credentials name it): found by the probe and managed with the
+ * config's [fleet] defaults (the balloon, which without an agent never
+ * inflates), set in the daemon only (all or nothing), dropped when its
+ * process dies; and a socket nothing listens on yet, taken when the QEMU
+ * comes (the daemon tries again every 5 s).
+ *
  * The daemon binary comes from the VRECLAIMD environment variable (meson).
  * Its stdout and stderr go to daemon.log in the test's folder; a failing
  * assertion about the daemon prints that log. Criterion re-executes the
@@ -35,10 +43,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <json.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +75,11 @@
 #define TYPE_REASON  "is of type 'test' (vreclaim manages qemu and kvm domains)"
 #define NOT_OPTED_IN "not opted in (no vreclaim metadata; the daemon manages opt-in domains only)"
 #define DISABLED     "disabled by its metadata (enable is no)"
+
+/* The fake QEMU of the --qmp tests: what it says of itself. */
+#define FAKE_NAME	  "fake-qemu"
+#define FAKE_UUID	  "9a7e3c51-2f04-4b8d-b6e1-73c0d5a2e4f8"
+#define FAKE_MEMORY_BYTES (512ULL << 20)
 
 /**
  * struct dom_case - one test domain.
@@ -176,8 +193,10 @@ static void write_node(void)
 }
 
 /* The daemon's config: libvirt's test driver on the node file @node, @manage
- * ("opt-in", "all") and @extra lines at the end of [daemon]. */
-static void write_config_node(const char *node, const char *manage, const char *extra)
+ * ("opt-in", "all"), @extra lines at the end of [daemon] and @fleet lines in
+ * [fleet] (NULL: no such group). */
+static void write_config_fleet(const char *node, const char *manage, const char *extra,
+			       const char *fleet)
 {
 	g_autofree char *policies = g_build_filename(dir, "policies", NULL);
 	g_autofree char *text = g_strdup_printf("[daemon]\n"
@@ -188,11 +207,19 @@ static void write_config_node(const char *node, const char *manage, const char *
 						"interval-ms = 200\n"
 						"%s"
 						"[host]\n"
-						"watermark-metric = none\n",
+						"watermark-metric = none\n"
+						"%s%s",
 						node, manage, policies, socket_path,
-						extra ? extra : "");
+						extra ? extra : "", fleet ? "[fleet]\n" : "",
+						fleet ? fleet : "");
 
 	tree_put(dir, "vreclaimd.conf", text);
+}
+
+/* The config on @node without [fleet]. */
+static void write_config_node(const char *node, const char *manage, const char *extra)
+{
+	write_config_fleet(node, manage, extra, NULL);
 }
 
 /* The config on the node file of every test domain. */
@@ -254,9 +281,22 @@ static GPtrArray *status(struct vr_daemon_status *daemon)
 	return domains;
 }
 
-/* Start vreclaimd on the config written with @manage; wait (up to
- * DAEMON_WAIT_MS) for its control socket and a status listing every domain. */
-static void start_daemon(const char *manage)
+/* The domains of @doms that come from the node file: all but the fake QEMU. */
+static guint node_domains(GPtrArray *doms)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < doms->len; i++)
+		if (strcmp(((struct vr_domain_status *)g_ptr_array_index(doms, i))->name,
+			   FAKE_NAME) != 0)
+			n++;
+	return n;
+}
+
+/* Start vreclaimd on the config as written, with `--qmp @qmp` when @qmp is
+ * not NULL; wait (up to DAEMON_WAIT_MS) for its control socket and a status
+ * listing every domain of the node file. */
+static void spawn_daemon(const char *qmp)
 {
 	const char *binary = g_getenv("VRECLAIMD");
 	g_autoptr(GError) error = NULL;
@@ -265,8 +305,7 @@ static void start_daemon(const char *manage)
 	int wstatus = 0;
 
 	cr_assert_not_null(binary, "VRECLAIMD must name the vreclaimd binary");
-	write_config(manage, NULL);
-	const char *argv[] = { binary, "--config", config_path, NULL };
+	const char *argv[] = { binary, "--config", config_path, qmp ? "--qmp" : NULL, qmp, NULL };
 	cr_assert(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, child_setup,
 				log_path, &daemon_pid, &error),
 		  "cannot start vreclaimd: %s", error ? error->message : "?");
@@ -283,7 +322,7 @@ static void start_daemon(const char *manage)
 			struct vr_daemon_status d;
 
 			if (vr_control_client_status(c, CALL_TIMEOUT_MS, &doms, &d, NULL, NULL) &&
-			    d.libvirt_connected && doms->len == want)
+			    d.libvirt_connected && node_domains(doms) == want)
 				return;
 		}
 		cr_assert(g_get_monotonic_time() < deadline,
@@ -291,6 +330,13 @@ static void start_daemon(const char *manage)
 			  DAEMON_WAIT_MS, daemon_log());
 		g_usleep(POLL_US);
 	}
+}
+
+/* Start vreclaimd on the config written with @manage (spawn_daemon()). */
+static void start_daemon(const char *manage)
+{
+	write_config(manage, NULL);
+	spawn_daemon(NULL);
 }
 
 /* Wait up to DAEMON_WAIT_MS for the daemon to exit; its wait status, or -1. */
@@ -717,4 +763,497 @@ Test(vreclaimd, sigterm)
 		  wstatus, daemon_log());
 	cr_assert(!g_file_test(socket_path, G_FILE_TEST_EXISTS),
 		  "expected the control socket %s removed at exit", socket_path);
+}
+
+/* ---- a QEMU without libvirt (--qmp) ---- */
+
+/*
+ * The fake QEMU is a child process forked by the test: it listens on its QMP
+ * socket itself, so the socket's peer credentials (SO_PEERCRED) name it and
+ * the daemon reads its /proc/PID. It speaks QMP as QEMU 7.2 does (a greeting,
+ * capabilities negotiation first, "\r\n" after each message, the command's
+ * "id" in its reply), serves one client at a time and takes the next one when
+ * that one goes. It has a balloon and no agent port. Each command's name is
+ * appended to a record file that the test reads.
+ */
+
+static pid_t fake_pid;	  /* the fake QEMU, 0 when none runs */
+static char *qmp_path;	  /* dir/qemu.qmp, its QMP socket */
+static char *record_path; /* dir/qmp-commands.txt, one command a line */
+
+/* What QEMU 7.2 greets with. */
+#define FAKE_GREETING                                                                              \
+	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, \"minor\": 2, \"major\": 7}, "          \
+	"\"package\": \"\"}, \"capabilities\": [\"oob\"]}}"
+
+/* FAKE_MEMORY_BYTES as written in the canned replies. */
+#define FAKE_MEMORY_TEXT "536870912"
+G_STATIC_ASSERT(FAKE_MEMORY_BYTES == 536870912ULL);
+
+/* The devices' QOM containers: no virtio-serial port in either (a QEMU 7.2
+ * container without devices lists only its "type" property). */
+#define FAKE_EMPTY_CONTAINER "[{\"name\": \"type\", \"type\": \"string\"}]"
+
+/**
+ * struct fake_reply - a command the fake QEMU knows, after negotiation.
+ * @command:	its name.
+ * @ret:	the "return" member of its reply, JSON text.
+ */
+struct fake_reply {
+	const char *command;
+	const char *ret;
+};
+
+static const struct fake_reply fake_replies[] = {
+	{ "query-name", "{\"name\": \"" FAKE_NAME "\"}" },
+	{ "query-uuid", "{\"UUID\": \"" FAKE_UUID "\"}" },
+	{ "query-memory-size-summary",
+	  "{\"base-memory\": " FAKE_MEMORY_TEXT ", \"plugged-memory\": 0}" },
+	/* The balloon is not inflated: all of the guest's memory is in it. */
+	{ "query-balloon", "{\"actual\": " FAKE_MEMORY_TEXT "}" },
+	{ "query-chardev",
+	  "[{\"frontend-open\": true, \"filename\": \"pty:/dev/pts/7\", \"label\": \"serial0\"}]" },
+	{ "balloon", "{}" },
+};
+
+/* In the child: send all of @text; FALSE when the client went away. */
+static bool fake_send(int fd, const char *text)
+{
+	size_t len = strlen(text);
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = send(fd, text + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		off += (size_t)n;
+	}
+	return true;
+}
+
+/* In the child: the "return" text of @name with @args, or NULL with *@cls
+ * and *@desc for a QMP error. */
+static const char *fake_lookup(const char *name, json_object *args, const char **cls,
+			       const char **desc)
+{
+	json_object *path = NULL;
+
+	if (!strcmp(name, "qom-list")) {
+		if (args && json_object_object_get_ex(args, "path", &path) &&
+		    json_object_is_type(path, json_type_string) &&
+		    (!strcmp(json_object_get_string(path), "/machine/peripheral") ||
+		     !strcmp(json_object_get_string(path), "/machine/peripheral-anon")))
+			return FAKE_EMPTY_CONTAINER;
+		*cls = "DeviceNotFound";
+		*desc = "the fake QEMU has no such QOM path";
+		return NULL;
+	}
+	for (size_t i = 0; i < ARRAY_LEN(fake_replies); i++)
+		if (!strcmp(name, fake_replies[i].command))
+			return fake_replies[i].ret;
+	*cls = "CommandNotFound";
+	*desc = "the fake QEMU does not know this command";
+	return NULL;
+}
+
+/* In the child: the reply line (owned) to the message @line. */
+static char *fake_answer(const char *line, bool *negotiated, int record_fd)
+{
+	json_object *cmd = json_tokener_parse(line);
+	json_object *reply = json_object_new_object();
+	json_object *exec = NULL, *id = NULL, *args = NULL;
+	const char *name = NULL, *ret = NULL;
+	const char *cls = "GenericError", *desc = "QMP input must be an object with \"execute\"";
+	char *out;
+
+	if (cmd && json_object_is_type(cmd, json_type_object) &&
+	    json_object_object_get_ex(cmd, "execute", &exec) &&
+	    json_object_is_type(exec, json_type_string))
+		name = json_object_get_string(exec);
+	if (cmd && json_object_is_type(cmd, json_type_object)) {
+		json_object_object_get_ex(cmd, "id", &id);
+		json_object_object_get_ex(cmd, "arguments", &args);
+	}
+	if (name) {
+		char rec[128];
+		int n = snprintf(rec, sizeof(rec), "%s\n", name);
+		if (n > 0 && (size_t)n < sizeof(rec) && write(record_fd, rec, (size_t)n) < 0)
+			_exit(3);
+		if (!*negotiated) {
+			if (!strcmp(name, "qmp_capabilities")) {
+				*negotiated = true;
+				ret = "{}";
+			} else {
+				cls = "CommandNotFound";
+				desc = "Expecting capabilities negotiation with 'qmp_capabilities'";
+			}
+		} else {
+			ret = fake_lookup(name, args, &cls, &desc);
+		}
+	}
+	if (ret) {
+		json_object_object_add(reply, "return", json_tokener_parse(ret));
+	} else {
+		json_object *err = json_object_new_object();
+		json_object_object_add(err, "class", json_object_new_string(cls));
+		json_object_object_add(err, "desc", json_object_new_string(desc));
+		json_object_object_add(reply, "error", err);
+	}
+	if (id)
+		json_object_object_add(reply, "id", json_object_get(id));
+	out = g_strconcat(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_SPACED), "\r\n",
+			  NULL);
+	json_object_put(reply);
+	json_object_put(cmd);
+	return out;
+}
+
+/* In the child: serve one client until it goes. */
+static void fake_session(int fd, int record_fd)
+{
+	char buf[65536];
+	size_t have = 0;
+	bool negotiated = false;
+
+	if (!fake_send(fd, FAKE_GREETING "\r\n"))
+		return;
+	for (;;) {
+		char *nl;
+		ssize_t n;
+
+		while ((nl = memchr(buf, '\n', have))) {
+			size_t used = (size_t)(nl - buf) + 1;
+			bool sent = true;
+
+			*nl = '\0';
+			if (strspn(buf, " \t\r") != used - 1) {
+				char *reply = fake_answer(buf, &negotiated, record_fd);
+				sent = fake_send(fd, reply);
+				g_free(reply);
+			}
+			memmove(buf, buf + used, have - used);
+			have -= used;
+			if (!sent)
+				return;
+		}
+		if (have == sizeof(buf))
+			return; /* a line longer than QEMU would take */
+		n = recv(fd, buf + have, sizeof(buf) - have, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		have += (size_t)n;
+	}
+}
+
+/* In the child: listen on qmp_path, tell the parent through @ready, serve
+ * forever (until the test kills it, or the test worker dies). */
+static G_NORETURN void fake_qemu_main(int ready)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int listen_fd, record_fd;
+
+	/* A test worker that dies takes its fake QEMU along. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+		_exit(2);
+	if (strlen(qmp_path) >= sizeof(sa.sun_path))
+		_exit(2);
+	memcpy(sa.sun_path, qmp_path, strlen(qmp_path) + 1);
+	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	record_fd = open(record_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (listen_fd < 0 || record_fd < 0 ||
+	    bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(listen_fd, 4) < 0)
+		_exit(2);
+	if (write(ready, "1", 1) != 1)
+		_exit(2);
+	close(ready);
+	for (;;) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0 && errno == EINTR)
+			continue;
+		if (fd < 0)
+			_exit(2);
+		fake_session(fd, record_fd);
+		close(fd);
+	}
+}
+
+/* Fork the fake QEMU; return once it listens on qmp_path. */
+static void start_fake_qemu(void)
+{
+	int ready[2];
+	char c = 0;
+	ssize_t n;
+
+	cr_assert_eq(fake_pid, 0, "the fake QEMU runs already");
+	cr_assert_eq(pipe2(ready, O_CLOEXEC), 0, "pipe2: %s", g_strerror(errno));
+	fake_pid = fork();
+	cr_assert_geq(fake_pid, 0, "fork: %s", g_strerror(errno));
+	if (fake_pid == 0) {
+		close(ready[0]);
+		fake_qemu_main(ready[1]);
+	}
+	close(ready[1]);
+	do
+		n = read(ready[0], &c, 1);
+	while (n < 0 && errno == EINTR);
+	close(ready[0]);
+	cr_assert_eq(n, 1, "the fake QEMU could not listen on %s", qmp_path);
+}
+
+/* SIGKILL the fake QEMU and reap it; its wait status, or -1 when none ran. */
+static int kill_fake_qemu(void)
+{
+	int wstatus = 0;
+
+	if (fake_pid <= 0)
+		return -1;
+	kill(fake_pid, SIGKILL);
+	while (waitpid(fake_pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	fake_pid = 0;
+	return wstatus;
+}
+
+/* How many times the fake QEMU was sent @command so far. */
+static guint fake_count(const char *command)
+{
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	guint n = 0;
+
+	if (!g_file_get_contents(record_path, &text, NULL, NULL))
+		return 0;
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i]; i++)
+		if (!strcmp(lines[i], command))
+			n++;
+	return n;
+}
+
+static void qmp_setup(void)
+{
+	setup();
+	qmp_path = g_build_filename(dir, "qemu.qmp", NULL);
+	record_path = g_build_filename(dir, "qmp-commands.txt", NULL);
+	/* The fake QEMU's defaults: the balloon, a priority that is not the
+	 * built-in one (50), so that the status shows the config's. */
+	write_config_fleet(node_path, "opt-in", NULL,
+			   "default-actions = balloon\n"
+			   "default-priority = 30\n");
+}
+
+static void qmp_teardown(void)
+{
+	stop_daemon();
+	kill_fake_qemu();
+	g_clear_pointer(&qmp_path, g_free);
+	g_clear_pointer(&record_path, g_free);
+	teardown();
+}
+
+TestSuite(vreclaimd_qmp, .init = qmp_setup, .fini = qmp_teardown,
+	  .description = "the real vreclaimd with a fake QEMU given by --qmp");
+
+/* The fresh status's entry for @name (owned copy), or NULL when it lists none. */
+static struct vr_domain_status *status_of(const char *name)
+{
+	g_autoptr(GPtrArray) doms = status(NULL);
+
+	for (guint i = 0; i < doms->len; i++) {
+		const struct vr_domain_status *st = g_ptr_array_index(doms, i);
+		if (!strcmp(st->name, name)) {
+			struct vr_domain_status *copy = vr_domain_status_new();
+			*copy = *st;
+			return copy;
+		}
+	}
+	return NULL;
+}
+
+/* Wait up to @ms for the status to list the fake QEMU managed with its
+ * resident size known; return its entry (owned). */
+static struct vr_domain_status *wait_fake_managed(int ms)
+{
+	gint64 deadline = g_get_monotonic_time() + ms * 1000LL;
+
+	for (;;) {
+		struct vr_domain_status *st = status_of(FAKE_NAME);
+
+		cr_assert(!daemon_exited(NULL), "vreclaimd exited; its log:\n%s", daemon_log());
+		if (st && st->managed && st->rss_bytes > 0)
+			return st;
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected %s managed with its resident size within %d ms, the status "
+			  "says %s (managed %d, rss %" G_GUINT64_FORMAT
+			  " bytes, reason '%s'); its log:\n%s",
+			  FAKE_NAME, ms, st ? "so" : "no such domain", st ? st->managed : 0,
+			  st ? st->rss_bytes : 0, st ? st->reason : "", daemon_log());
+		vr_domain_status_free(st);
+		g_usleep(POLL_US);
+	}
+}
+
+/* The status's entry of the fake QEMU as a domain vreclaimd manages with
+ * the balloon and without an agent. */
+static void expect_fake_entry(const struct vr_domain_status *st, guint priority)
+{
+	cr_assert_str_eq(st->uuid, FAKE_UUID, "expected the UUID from query-uuid, got %s",
+			 st->uuid);
+	cr_assert(st->managed, "expected %s managed, reason '%s'", st->name, st->reason);
+	cr_assert_str_empty(st->reason, "expected no reason for a managed domain, got '%s'",
+			    st->reason);
+	cr_assert_str_eq(st->policy, "default", "expected the default policy, got '%s'",
+			 st->policy);
+	cr_assert_eq(st->priority, priority, "expected priority %u, got %u", priority,
+		     st->priority);
+	cr_assert_eq(st->agent_state, VR_AGENT_STATE_NONE,
+		     "expected no agent session (no agent port), got %s",
+		     vr_agent_state_name(st->agent_state));
+	/* Without an agent the guest's free memory is unknown: the balloon
+	 * stays as it is (actual = the whole guest), so nothing acts. */
+	cr_assert_eq(st->action, VR_ACTIVE_ACTION_NONE,
+		     "expected no action (a blind balloon never inflates), got %s",
+		     vr_active_action_name(st->action));
+	cr_assert_eq(st->reclaimed_bytes, 0, "expected nothing reclaimed, got %" G_GUINT64_FORMAT,
+		     st->reclaimed_bytes);
+	cr_assert_gt(st->rss_bytes, 0, "expected the fake QEMU's resident size from its /proc");
+	cr_assert_lt(st->rss_bytes, FAKE_MEMORY_BYTES,
+		     "expected the fake QEMU's own resident size, got %" G_GUINT64_FORMAT " bytes",
+		     st->rss_bytes);
+}
+
+/* Wait up to DAEMON_WAIT_MS until the fake QEMU has answered query-balloon
+ * @n times: the balloon action's ticks after the probe's. */
+static void wait_query_balloon(guint n)
+{
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+
+	while (fake_count("query-balloon") < n) {
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected %u query-balloon within %d ms, the fake QEMU got %u; the "
+			  "daemon's log:\n%s",
+			  n, DAEMON_WAIT_MS, fake_count("query-balloon"), daemon_log());
+		g_usleep(POLL_US);
+	}
+}
+
+/* Wait up to DAEMON_WAIT_MS for the status to list no fake QEMU. */
+static void wait_fake_gone(void)
+{
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+
+	for (;;) {
+		g_autoptr(vr_domain_status) st = status_of(FAKE_NAME);
+
+		cr_assert(!daemon_exited(NULL), "vreclaimd exited; its log:\n%s", daemon_log());
+		if (!st)
+			return;
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected %s gone from the status within %d ms of its QEMU's exit; its "
+			  "log:\n%s",
+			  FAKE_NAME, DAEMON_WAIT_MS, daemon_log());
+		g_usleep(POLL_US);
+	}
+}
+
+Test(vreclaimd_qmp, found_set_and_gone)
+{
+	const char *const priority_80[] = { "priority=80", NULL };
+	const char *const priority_500[] = { "priority=500", NULL };
+	g_autoptr(vr_domain_status) st = NULL;
+	g_autofree char *found = NULL;
+	g_autofree char *msg = NULL;
+	int wstatus;
+
+	start_fake_qemu();
+	spawn_daemon(qmp_path);
+
+	/* Found through the probe, its process from the socket's peer. */
+	st = wait_fake_managed(DAEMON_WAIT_MS);
+	found = g_strdup_printf(FAKE_NAME ": found at QMP socket %s (uuid " FAKE_UUID
+					  ", QEMU process %d)",
+				qmp_path, (int)fake_pid);
+	wait_log(found);
+	expect_fake_entry(st, 30);
+	cr_assert_eq(fake_count("qmp_capabilities"), 1,
+		     "expected one connection that negotiated once, got %u",
+		     fake_count("qmp_capabilities"));
+
+	/* The balloon action asks QEMU every tick and never sets a target. */
+	wait_query_balloon(4);
+	cr_assert_eq(fake_count("balloon"), 0,
+		     "expected no balloon command (no agent: the guest's free memory is "
+		     "unknown), the fake QEMU got %u; the daemon's log:\n%s",
+		     fake_count("balloon"), daemon_log());
+	cr_assert_eq(fake_count("qom-get"), 0, "expected no qom-get: there is no serial port");
+	g_clear_pointer(&st, vr_domain_status_free);
+	st = status_of(FAKE_NAME);
+	cr_assert_not_null(st, "expected %s still listed", FAKE_NAME);
+	expect_fake_entry(st, 30);
+
+	/* set changes the tuning in the daemon... */
+	set_ok(FAKE_NAME, priority_80);
+	g_clear_pointer(&st, vr_domain_status_free);
+	st = status_of(FAKE_NAME);
+	cr_assert_not_null(st, "expected %s still listed after set", FAKE_NAME);
+	expect_fake_entry(st, 80);
+
+	/* ... all or nothing. */
+	msg = set_refused(FAKE_NAME, priority_500, VR_CONTROL_ERROR_INVALID_ARGUMENT, "priority");
+	cr_assert(strstr(msg, "500"), "expected the message to name the value 500, got '%s'", msg);
+	g_clear_pointer(&st, vr_domain_status_free);
+	st = status_of(FAKE_NAME);
+	cr_assert_not_null(st, "expected %s still listed after a refused set", FAKE_NAME);
+	expect_fake_entry(st, 80);
+
+	/* Its QEMU dies: the domain goes, the daemon stays. */
+	wstatus = kill_fake_qemu();
+	cr_assert(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL,
+		  "expected the fake QEMU alive until killed, got wait status %#x", wstatus);
+	wait_fake_gone();
+	wait_log(FAKE_NAME ": its QEMU process exited");
+	cr_assert(!daemon_exited(NULL), "expected vreclaimd to keep running; its log:\n%s",
+		  daemon_log());
+	{
+		struct vr_daemon_status d;
+		g_autoptr(GPtrArray) doms = status(&d);
+		cr_assert_eq(node_domains(doms), ARRAY_LEN(plain_cases) + ARRAY_LEN(invalid_cases),
+			     "expected the node's domains kept, got %u", node_domains(doms));
+		cr_assert(d.libvirt_connected, "expected the libvirt connection kept");
+	}
+}
+
+Test(vreclaimd_qmp, socket_without_qemu)
+{
+	g_autoptr(vr_domain_status) st = NULL;
+	g_autofree char *failed = NULL;
+	g_autofree char *found = NULL;
+	gint64 t0;
+
+	spawn_daemon(qmp_path);
+
+	/* Nothing listens: the log names the socket, and no domain. */
+	failed = g_strdup_printf("QMP socket %s: ", qmp_path);
+	wait_log(failed);
+	wait_log("trying again every 5 s");
+	st = status_of(FAKE_NAME);
+	cr_assert_null(st, "expected no %s while nothing listens on %s", FAKE_NAME, qmp_path);
+	cr_assert(!daemon_exited(NULL), "expected vreclaimd to run without its QEMU; its log:\n%s",
+		  daemon_log());
+
+	/* The QEMU comes: the next try (every 5 s) finds it. */
+	start_fake_qemu();
+	t0 = g_get_monotonic_time();
+	st = wait_fake_managed(DAEMON_WAIT_MS);
+	cr_log_info("the fake QEMU was found %" G_GINT64_FORMAT " ms after it listened",
+		    (g_get_monotonic_time() - t0) / 1000);
+	expect_fake_entry(st, 30);
+	found = g_strdup_printf(FAKE_NAME ": found at QMP socket %s (uuid " FAKE_UUID
+					  ", QEMU process %d)",
+				qmp_path, (int)fake_pid);
+	wait_log(found);
 }

@@ -17,11 +17,14 @@
 
 #include <criterion/criterion.h>
 
+#include <fcntl.h>
 #include <glib.h>
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -630,6 +633,8 @@ Test(damon_config, copy_is_deep)
  * @age_min, @quota_ms, @quota_bytes: the pageout scheme's.
  * @fresh:	a start (nr_kdamonds and nr_contexts are written).
  * @state:	the command written to kdamonds/0/state.
+ * @wmarks_none: the schemes' watermarks/metric is "none" (the profile's
+ *		thresholds are still written); else "free_mem_rate".
  */
 struct expect_params {
 	const char *age_min;
@@ -637,6 +642,7 @@ struct expect_params {
 	const char *quota_bytes;
 	bool fresh;
 	const char *state;
+	bool wmarks_none;
 };
 
 static void put_expected(GHashTable *t, const char *rel, const char *value)
@@ -719,6 +725,11 @@ static GHashTable *expected_writes(const struct expect_params *p)
 	expect_scheme(t, 0, "stat", "0", U32MAX, "0", "0", "0", "0", "0");
 	expect_scheme(t, 1, "pageout", "4096", "0", p->age_min, p->quota_ms, p->quota_bytes, "1000",
 		      "1");
+	if (p->wmarks_none) {
+		/* the stat scheme follows the pageout one */
+		put_expected(t, SCHEMES "/0/watermarks/metric", "none");
+		put_expected(t, SCHEMES "/1/watermarks/metric", "none");
+	}
 	put_expected(t, KD0 "/state", p->state);
 	return t;
 }
@@ -1620,6 +1631,17 @@ static gpointer open_backend(void)
 	return b;
 }
 
+/* The built-in profile @name with every scheme's watermarks/metric "none":
+ * its kdamond is never deactivated, so later policies are committed online. */
+static struct vr_policy *profile_always_active(const char *name)
+{
+	struct vr_policy *p = profile(name);
+
+	for (guint i = 0; i < p->schemes->len; i++)
+		policy_scheme(p, i)->wmarks.metric = VR_WMARK_NONE;
+	return p;
+}
+
 static void apply_ok(gpointer b, const struct vr_policy *p)
 {
 	g_autoptr(GError) err = NULL;
@@ -1644,39 +1666,244 @@ static void clear_written(void)
 				     PROC "/" KDAMOND_PID "/stat"));
 }
 
+/* The writes of @step's apply of @p, exactly: @want. */
+static void apply_writes(gpointer b, const struct vr_policy *p, const struct expect_params *want,
+			 const char *step)
+{
+	g_autoptr(GHashTable) before = NULL, after = NULL, changes = NULL, expected = NULL;
+
+	clear_written();
+	before = tree_snapshot(root);
+	apply_ok(b, p);
+	after = tree_snapshot(root);
+	changes = tree_changes(before, after);
+	expected = expected_writes(want);
+	{
+		const char *state = g_hash_table_lookup(changes, KD0 "/state");
+
+		cr_expect_str_eq(state ? state : "(not written)", want->state,
+				 "%s: state '%s', expected '%s'", step,
+				 state ? state : "(not written)", want->state);
+	}
+	expect_changes_equal(changes, expected);
+}
+
+/* Whether a running kdamond takes a commit depends on its running
+ * configuration, not on the new one: with watermarks none it always
+ * aggregates, and serves the commit. */
 Test(damon_backend, first_apply_starts_then_commits)
 {
-	g_autoptr(vr_policy) p2021 = profile("damon-reclaim-2021");
-	g_autoptr(vr_policy) p612 = profile("damon-reclaim-6.12");
-	g_autoptr(GHashTable) before = NULL, after = NULL, changes = NULL, want = NULL;
-	const struct expect_params commit_6_12 = { "1200", "10", "134217728", false, "commit" };
+	g_autoptr(vr_policy) p2021 = profile_always_active("damon-reclaim-2021");
+	g_autoptr(vr_policy) p612 = profile_always_active("damon-reclaim-6.12");
+	g_autoptr(vr_policy) gated = profile("damon-reclaim-2021");
+	const struct expect_params start_2021_none = {
+		.age_min = "50",
+		.quota_ms = "100",
+		.quota_bytes = "1073741824",
+		.fresh = true,
+		.state = "on",
+		.wmarks_none = true,
+	};
+	const struct expect_params commit_6_12_none = {
+		.age_min = "1200",
+		.quota_ms = "10",
+		.quota_bytes = "134217728",
+		.fresh = false,
+		.state = "commit",
+		.wmarks_none = true,
+	};
+	const struct expect_params commit_2021 = {
+		.age_min = "50",
+		.quota_ms = "100",
+		.quota_bytes = "1073741824",
+		.fresh = false,
+		.state = "commit",
+	};
 	gpointer b;
 
 	make_tree(&skel_6_12);
 	b = open_backend();
-	before = tree_snapshot(root);
-	apply_ok(b, p2021);
-	after = tree_snapshot(root);
-	changes = tree_changes(before, after);
-	want = expected_writes(&start_2021);
-	expect_changes_equal(changes, want);
-
-	clear_written();
-	g_hash_table_unref(before);
-	g_hash_table_unref(after);
-	g_hash_table_unref(changes);
-	g_hash_table_unref(want);
-	before = tree_snapshot(root);
-	apply_ok(b, p612);
-	after = tree_snapshot(root);
-	changes = tree_changes(before, after);
-	want = expected_writes(&commit_6_12);
-	expect_changes_equal(changes, want);
+	apply_writes(b, p2021, &start_2021_none, "the first policy (a start)");
+	apply_writes(b, p612, &commit_6_12_none, "the second policy (a commit)");
+	apply_writes(b, gated, &commit_2021, "a watermark-gated policy over an active kdamond");
 
 	clear_written();
 	vr_backend_damon.close(b);
 	tree_expect(root, KD0 "/state", "off");
 	tree_expect(root, KDS "/nr_kdamonds", "0");
+}
+
+/**
+ * struct checkpoint - a look at the tree in the middle of a restart. Before
+ * it starts a kdamond, the backend checks that DAMON is free, and reads the
+ * DAMON_RECLAIM module's `enabled`: made a FIFO, that read waits for
+ * checkpoint_thread(), which notes what the tree holds then and answers "N".
+ * @done:	set by the test once the step is over: the thread gives up.
+ * @reached:	the backend read `enabled` during the step.
+ * @state:	kdamonds/0/state at that moment.
+ * @age_min:	the pageout scheme's access_pattern/age/min at that moment.
+ */
+struct checkpoint {
+	gint done;
+	gboolean reached;
+	char state[32];
+	char age_min[32];
+};
+
+#define CHECKPOINT_NEXT "enabled.next"
+
+static gpointer checkpoint_thread(gpointer data)
+{
+	struct checkpoint *cp = data;
+	g_autofree char *fifo = g_build_filename(root, RECLAIM_ENABLED, NULL);
+	g_autofree char *next = g_build_filename(root, CHECKPOINT_NEXT, NULL);
+	g_autofree char *state = NULL, *age_min = NULL;
+	int fd = -1;
+
+	/* Opening to write without waiting fails (ENXIO) until the backend
+	 * opens the FIFO to read; its open then waits for this one. */
+	while (fd < 0 && !g_atomic_int_get(&cp->done)) {
+		fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			g_usleep(1000);
+	}
+	if (fd < 0)
+		return NULL;
+	state = tree_get(root, KD0 "/state");
+	age_min = tree_get(root, SCHEMES "/1/access_pattern/age/min");
+	g_strlcpy(cp->state, state ? state : "(missing)", sizeof(cp->state));
+	g_strlcpy(cp->age_min, age_min ? age_min : "(missing)", sizeof(cp->age_min));
+	cp->reached = TRUE;
+	/* The backend waits for data or the end: it still has the FIFO open. */
+	if (write(fd, "N\n", 2) != 2)
+		cp->reached = FALSE;
+	/* A later read finds a plain file; the renaming leaves open ends be. */
+	if (rename(next, fifo) != 0)
+		cp->reached = FALSE;
+	close(fd);
+	return NULL;
+}
+
+/* Make `enabled` the checkpoint's FIFO (after a snapshot: a snapshot would
+ * wait on it) and start its thread. */
+static GThread *checkpoint_start(struct checkpoint *cp)
+{
+	g_autofree char *fifo = g_build_filename(root, RECLAIM_ENABLED, NULL);
+
+	*cp = (struct checkpoint){ 0 };
+	tree_unlink(root, RECLAIM_ENABLED);
+	cr_assert_eq(mkfifo(fifo, 0600), 0, "cannot make the FIFO %s", fifo);
+	return g_thread_new("checkpoint", checkpoint_thread, cp);
+}
+
+/* End the checkpoint's thread; `enabled` is a plain file again. */
+static void checkpoint_end(struct checkpoint *cp, GThread *t)
+{
+	g_atomic_int_set(&cp->done, 1);
+	g_thread_join(t);
+	if (!cp->reached) {
+		tree_unlink(root, RECLAIM_ENABLED);
+		tree_put(root, RECLAIM_ENABLED, "N\n");
+	}
+}
+
+/* A kdamond its watermarks may deactivate does not serve a commit (it waits
+ * for an aggregation): a new policy restarts it, off then on, and what the
+ * first run counted is kept. The new policy's watermarks do not matter. */
+Test(damon_backend, gated_kdamond_is_restarted_not_committed)
+{
+	g_autoptr(vr_policy) gated = profile("damon-reclaim-2021");
+	g_autoptr(vr_policy) p612 = profile_always_active("damon-reclaim-6.12");
+	const struct expect_params restart_6_12_none = {
+		.age_min = "1200",
+		.quota_ms = "10",
+		.quota_bytes = "134217728",
+		.fresh = false, /* nr_kdamonds and nr_contexts already hold 1 */
+		.state = "on",
+		.wmarks_none = true,
+	};
+	const uint64_t cpu_us = (uint64_t)(KDAMOND_UTIME + KDAMOND_STIME) * 1000000 /
+				(uint64_t)sysconf(_SC_CLK_TCK);
+	g_autoptr(GHashTable) dirs = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	g_autoptr(GHashTable) before = NULL, after = NULL, changes = NULL, want = NULL;
+	g_autoptr(GPtrArray) order = NULL;
+	g_autoptr(GError) err = NULL;
+	g_autofree char *next = NULL;
+	struct watcher w = { .dirs = dirs };
+	struct checkpoint cp;
+	struct vr_backend_stats st;
+	int first_cfg = -1, last_stop = -1, nr_after = 0, nr_kd;
+	GThread *t;
+	gpointer b;
+
+	make_tree(&skel_6_12);
+	put_stats(1, "12", "1048576", "7", "524288", "3"); /* the first run's */
+	b = open_backend();
+	apply_ok(b, gated);
+
+	clear_written();
+	tree_put(root, CHECKPOINT_NEXT, "N\n");
+	before = tree_snapshot(root);
+	t = checkpoint_start(&cp);
+	w.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	cr_assert_geq(w.fd, 0);
+	watch_dirs(&w, SYS);
+	apply_ok(b, p612);
+	order = written_in_order(&w);
+	close(w.fd);
+	checkpoint_end(&cp, t);
+	next = g_build_filename(root, CHECKPOINT_NEXT, NULL);
+	(void)remove(next);
+	after = tree_snapshot(root);
+
+	/* between the stop and the start: off, the new configuration not yet
+	 * written */
+	cr_expect(cp.reached, "no start: DAMON was never checked free during the apply");
+	if (cp.reached) {
+		cr_expect_str_eq(cp.state, "off", "the kdamond is off before the start, got '%s'",
+				 cp.state);
+		cr_expect_str_eq(cp.age_min, "",
+				 "the new configuration comes after the stop, got '%s'",
+				 cp.age_min);
+	}
+	/* in order: the stop's state writes, nr_kdamonds (a start), the
+	 * configuration, state last */
+	for (guint i = 0; i < order->len; i++) {
+		const char *rel = g_ptr_array_index(order, i);
+
+		if (first_cfg < 0 && g_str_has_prefix(rel, CTX0 "/"))
+			first_cfg = (int)i;
+		if (strcmp(rel, KD0 "/state") != 0)
+			continue;
+		if (first_cfg < 0)
+			last_stop = (int)i;
+		else
+			nr_after++;
+	}
+	cr_assert_gt(order->len, 50, "expected the whole configuration, saw %u writes", order->len);
+	cr_expect_str_eq(g_ptr_array_index(order, order->len - 1), KD0 "/state",
+			 "state is the last write");
+	cr_expect_eq(nr_after, 1, "one state write after the configuration (on), saw %d", nr_after);
+	cr_expect_geq(last_stop, 0, "state is written (off) before the configuration");
+	nr_kd = position(order, KDS "/nr_kdamonds");
+	cr_expect(nr_kd > last_stop && nr_kd < first_cfg,
+		  "nr_kdamonds (a start) between the stop and the configuration: %d, %d, %d",
+		  last_stop, nr_kd, first_cfg);
+	/* and exactly the new configuration, state "on": never "commit" */
+	changes = tree_changes(before, after);
+	want = expected_writes(&restart_6_12_none);
+	expect_changes_equal(changes, want);
+	tree_expect(root, KD0 "/state", "on");
+
+	put_stats(1, "4", "65536", "2", "32768", "1"); /* the second run's */
+	cr_assert(vr_backend_damon.read_stats(b, &st, &err), "%s", err ? err->message : "");
+	cr_expect_eq(st.nr_tried, 16, "both runs' counters: got %" PRIu64, st.nr_tried);
+	cr_expect_eq(st.sz_tried, MIB + 64 * KIB);
+	cr_expect_eq(st.nr_applied, 9);
+	cr_expect_eq(st.sz_applied, 512 * KIB + 32 * KIB);
+	cr_expect_eq(st.qt_exceeds, 4);
+	cr_expect_eq(st.reclaimer_cpu_us, 2 * cpu_us);
+	vr_backend_damon.close(b);
 }
 
 Test(damon_backend, busy_apply_writes_nothing)
@@ -1750,9 +1977,11 @@ Test(damon_backend, failed_first_start_leaves_nothing_running)
 	vr_backend_damon.close(b);
 }
 
+/* The running configuration (watermarks none) is never deactivated: a new one
+ * is committed online, and that commit fails. */
 Test(damon_backend, failed_commit_keeps_the_previous_configuration)
 {
-	g_autoptr(vr_policy) p = profile(NULL);
+	g_autoptr(vr_policy) p = profile_always_active(NULL);
 	g_autoptr(vr_policy) p612 = profile("damon-reclaim-6.12");
 	g_autoptr(GError) err = NULL;
 	struct vr_backend_stats st;
@@ -1891,8 +2120,9 @@ Test(damon_backend, tick_notices_a_stopped_kdamond)
 }
 
 /**
- * struct bump - a thread that plays the kernel during reclaim(): it reads
- * the quota the backend committed, then raises sz_applied.
+ * struct bump - a thread that plays the kernel during reclaim(): it waits
+ * (5 s at most) for the backend to change the quota it found, notes the
+ * new one, then raises sz_applied.
  */
 struct bump {
 	char quota_seen[32];
@@ -1902,20 +2132,30 @@ struct bump {
 static gpointer bump_thread(gpointer data)
 {
 	struct bump *bp = data;
-	g_autofree char *quota = NULL;
 	g_autofree char *path = g_build_filename(root, SCHEMES "/1/stats/sz_applied", NULL);
 	g_autofree char *value = g_strdup_printf("%" PRIu64 "\n", bp->new_sz_applied);
+	g_autofree char *first = tree_get(root, SCHEMES "/1/quotas/bytes");
+	const gint64 give_up = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	char *quota = NULL;
 
-	g_usleep(100 * 1000);
-	quota = tree_get(root, SCHEMES "/1/quotas/bytes");
+	/* waiting a fixed time raced with a slow start of reclaim() */
+	for (;;) {
+		quota = tree_get(root, SCHEMES "/1/quotas/bytes");
+		if ((quota && *quota && g_strcmp0(quota, first) != 0) ||
+		    g_get_monotonic_time() >= give_up)
+			break;
+		g_free(quota);
+		g_usleep(10 * 1000);
+	}
 	g_strlcpy(bp->quota_seen, quota ? quota : "", sizeof(bp->quota_seen));
+	g_free(quota);
 	g_file_set_contents(path, value, -1, NULL);
 	return NULL;
 }
 
 Test(damon_backend, reclaim_boosts_the_quota_and_restores_it)
 {
-	g_autoptr(vr_policy) p = profile(NULL);
+	g_autoptr(vr_policy) p = profile_always_active(NULL);
 	g_autoptr(GError) err = NULL;
 	struct bump bp = { .new_sz_applied = 1000000 + 2 * MIB };
 	uint64_t reclaimed = 0;
@@ -1940,7 +2180,7 @@ Test(damon_backend, reclaim_boosts_the_quota_and_restores_it)
 
 Test(damon_backend, reclaim_stops_at_the_deadline)
 {
-	g_autoptr(vr_policy) p = profile(NULL);
+	g_autoptr(vr_policy) p = profile_always_active(NULL);
 	g_autoptr(GError) err = NULL;
 	uint64_t reclaimed = 1;
 	gpointer b;
@@ -1952,6 +2192,39 @@ Test(damon_backend, reclaim_stops_at_the_deadline)
 		  err ? err->message : "");
 	cr_expect_eq(reclaimed, 0);
 	tree_expect(root, SCHEMES "/1/quotas/bytes", "1073741824");
+	vr_backend_damon.close(b);
+}
+
+/* Raising the quota takes a commit, which a kdamond its watermarks may
+ * deactivate does not serve: refused, nothing committed. */
+Test(damon_backend, reclaim_is_refused_while_watermarks_may_deactivate)
+{
+	g_autoptr(vr_policy) p = profile("damon-reclaim-2021");
+	g_autoptr(GHashTable) before = NULL, after = NULL, changes = NULL;
+	g_autoptr(GError) err = NULL;
+	uint64_t reclaimed = 1;
+	GHashTableIter it;
+	gpointer k, v;
+	gpointer b;
+
+	make_tree(&skel_6_12);
+	put_stats(1, "1", "1000000", "1", "1000000", "0");
+	b = open_backend();
+	apply_ok(b, p);
+	clear_written();
+	before = tree_snapshot(root);
+	cr_assert_not(vr_backend_damon.reclaim(b, MIB, 0, &reclaimed, &err),
+		      "reclaim through watermark-gated schemes should be refused");
+	expect_error(err, VR_AGENT_ERROR_INVALID, "watermarks", "reclaim with gated schemes");
+	cr_expect_eq(reclaimed, 0);
+	after = tree_snapshot(root);
+	changes = tree_changes(before, after);
+	/* at most the stats refresh that reads where sz_applied starts: no
+	 * quota, no commit */
+	g_hash_table_iter_init(&it, changes);
+	while (g_hash_table_iter_next(&it, &k, &v))
+		cr_expect(strcmp(k, KD0 "/state") == 0 && strcmp(v, "update_schemes_stats") == 0,
+			  "unexpected write: %s = '%s'", (const char *)k, (const char *)v);
 	vr_backend_damon.close(b);
 }
 

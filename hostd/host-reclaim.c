@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * host-reclaim: picture -> plan -> RAM map -> process_madvise for a guest
+ * without an agent. See host-reclaim.h.
+ */
+#define _GNU_SOURCE
+
+#include "host-reclaim.h"
+
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fleet-quota.h"
+#include "host-pageout.h"
+#include "pageout-plan.h"
+#include "protocol.h"
+
+/* clang-format off */
+G_DEFINE_QUARK(vr-host-reclaim-error-quark, vr_host_reclaim_error)
+/* clang-format on */
+
+struct vr_host_reclaim {
+	char *name;
+	pid_t pid;
+	int pidfd;
+	struct vr_ram_range *map;
+	guint nr_map;
+	uint64_t guest_memory_bytes;
+	struct vr_access_source *source;
+};
+
+/* Checks the arguments of vr_host_reclaim_new() that need no system call. */
+static gboolean check_args(const struct vr_ram_range *map, guint nr_map,
+			   uint64_t guest_memory_bytes, const struct vr_access_source *source,
+			   GError **error)
+{
+	if (!source) {
+		g_set_error_literal(error, VR_HOST_RECLAIM_ERROR, VR_HOST_RECLAIM_ERROR_INVALID,
+				    "no access source given");
+		return FALSE;
+	}
+	if (guest_memory_bytes == 0) {
+		g_set_error_literal(error, VR_HOST_RECLAIM_ERROR, VR_HOST_RECLAIM_ERROR_INVALID,
+				    "the guest's memory size is 0 bytes: it must be above 0");
+		return FALSE;
+	}
+	if (nr_map > VR_HOST_DAMON_MAX_RAM_RANGES) {
+		g_set_error(error, VR_HOST_RECLAIM_ERROR, VR_HOST_RECLAIM_ERROR_INVALID,
+			    "the RAM map has %u entries, more than %d", nr_map,
+			    VR_HOST_DAMON_MAX_RAM_RANGES);
+		return FALSE;
+	}
+	return vr_ram_map_validate(map, nr_map, error);
+}
+
+struct vr_host_reclaim *vr_host_reclaim_new(const char *name, pid_t pid,
+					    const struct vr_ram_range *map, guint nr_map,
+					    uint64_t guest_memory_bytes,
+					    struct vr_access_source *source, GError **error)
+{
+	g_autoptr(vr_access_source) src = source;
+	g_autoptr(vr_host_reclaim) hr = NULL;
+	const char *who = name ? name : "?";
+	int pidfd;
+
+	if (!check_args(map, nr_map, guest_memory_bytes, src, error)) {
+		g_prefix_error(error, "guest %s: ", who);
+		return NULL;
+	}
+	pidfd = vr_pidfd_open(pid, error);
+	if (pidfd < 0) {
+		g_prefix_error(error, "guest %s: the QEMU process: ", who);
+		return NULL;
+	}
+	hr = g_new0(struct vr_host_reclaim, 1);
+	hr->name = g_strdup(who);
+	hr->pid = pid;
+	hr->pidfd = pidfd;
+	hr->map = g_memdup2(map, (gsize)nr_map * sizeof(*map));
+	hr->nr_map = nr_map;
+	hr->guest_memory_bytes = guest_memory_bytes;
+	if (!vr_access_source_is_started(src) && !vr_access_source_start(src, error)) {
+		g_prefix_error(error, "guest %s: starting the access source: ", who);
+		return NULL;
+	}
+	hr->source = g_steal_pointer(&src);
+	return g_steal_pointer(&hr);
+}
+
+const char *vr_host_reclaim_name(const struct vr_host_reclaim *hr)
+{
+	return hr->name;
+}
+
+/* The guest ranges of @plan (struct vr_pageout_range) as struct vr_range,
+ * in the plan's order: what vr_ram_map_translate() takes. */
+static struct vr_range *plan_to_guest_ranges(const GArray *plan)
+{
+	struct vr_range *guest = g_new(struct vr_range, MAX(plan->len, 1));
+
+	for (guint i = 0; i < plan->len; i++) {
+		const struct vr_pageout_range *r = &g_array_index(plan, struct vr_pageout_range, i);
+
+		guest[i] = (struct vr_range){ .start = r->start, .end = r->end };
+	}
+	return guest;
+}
+
+gboolean vr_host_reclaim_step(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
+			      uint64_t quota_bytes, struct vr_host_reclaim_result *result,
+			      GError **error)
+{
+	g_auto(vr_proto_regions) picture = { 0 };
+	g_autoptr(GArray) plan = NULL;
+	g_autoptr(GArray) host = NULL;
+	g_autofree struct vr_range *guest = NULL;
+	struct vr_host_reclaim_result res = { 0 };
+	gboolean ok = FALSE;
+
+	g_return_val_if_fail(hr != NULL && scheme != NULL, FALSE);
+	if (!vr_access_source_get_regions(hr->source, &picture, error)) {
+		g_prefix_error(error, "guest %s: reading the access picture: ", hr->name);
+		goto out;
+	}
+	res.picture_regions = picture.regions ? picture.regions->len : 0;
+	if (!vr_pageout_plan(&picture, scheme, hr->guest_memory_bytes, quota_bytes, &plan, error)) {
+		g_prefix_error(error, "guest %s: planning the pageout: ", hr->name);
+		goto out;
+	}
+	res.planned_bytes = vr_pageout_plan_bytes(plan);
+	if (plan->len == 0) {
+		ok = TRUE;
+		goto out;
+	}
+	guest = plan_to_guest_ranges(plan);
+	if (!vr_ram_map_translate(hr->map, hr->nr_map, guest, plan->len, &host, error)) {
+		g_prefix_error(error, "guest %s: translating the plan to host ranges: ", hr->name);
+		goto out;
+	}
+	res.ranges = host->len;
+	if (!vr_host_pageout(hr->pidfd, (const struct iovec *)(void *)host->data, host->len,
+			     quota_bytes, &res.advised_bytes, error)) {
+		g_prefix_error(error, "guest %s: paging out (QEMU pid %d): ", hr->name,
+			       (int)hr->pid);
+		goto out;
+	}
+	ok = TRUE;
+out:
+	if (result)
+		*result = res;
+	return ok;
+}
+
+gboolean vr_host_reclaim_cold_histogram(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
+					uint64_t *hist_bytes, GError **error)
+{
+	g_auto(vr_proto_regions) picture = { 0 };
+
+	g_return_val_if_fail(hr != NULL && scheme != NULL && hist_bytes != NULL, FALSE);
+	memset(hist_bytes, 0, (VR_MAX_SCORE + 1) * sizeof(*hist_bytes));
+	if (!vr_access_source_get_regions(hr->source, &picture, error)) {
+		g_prefix_error(error, "guest %s: reading the access picture: ", hr->name);
+		return FALSE;
+	}
+	if (!vr_fleet_cold_histogram(picture.regions, picture.sample_interval_us,
+				     picture.aggr_interval_us, scheme, hr->guest_memory_bytes,
+				     hist_bytes, error)) {
+		g_prefix_error(error, "guest %s: the cold histogram: ", hr->name);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+void vr_host_reclaim_free(struct vr_host_reclaim *hr)
+{
+	if (!hr)
+		return;
+	vr_access_source_free(hr->source);
+	if (hr->pidfd >= 0)
+		close(hr->pidfd);
+	g_free(hr->map);
+	g_free(hr->name);
+	g_free(hr);
+}

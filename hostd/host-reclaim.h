@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * host-reclaim: the host-pageout action of a guest without an agent. Each
+ * step reads the guest's access picture from a host access source, plans the
+ * coldest guest memory within the window's quota (vr_pageout_plan(),
+ * common/pageout-plan.h), translates the plan through the guest's RAM map to
+ * host ranges of the QEMU process (vr_ram_map_translate()) and pages them out
+ * with process_madvise(MADV_PAGEOUT) through a pidfd (vr_host_pageout()):
+ *
+ *   access source --picture--> plan --guest ranges--> RAM map
+ *       --host iovecs--> process_madvise(pidfd, MADV_PAGEOUT)
+ *
+ * The requirements are host-pageout's (host-pageout.h): host swap, root,
+ * Linux 5.10 or later, guest RAM that is neither locked nor on hugetlbfs.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "access-source.h"
+#include "ram-map.h"
+#include "scheme.h"
+
+#define VR_HOST_RECLAIM_ERROR (vr_host_reclaim_error_quark())
+GQuark vr_host_reclaim_error_quark(void);
+
+/**
+ * enum vr_host_reclaim_error - error codes in the VR_HOST_RECLAIM_ERROR
+ * domain (an argument of vr_host_reclaim_new(); the errors of a step keep
+ * the domain and code of the stage that failed).
+ * @VR_HOST_RECLAIM_ERROR_INVALID: an argument is out of range; the message
+ *				   names the guest and the argument.
+ */
+enum vr_host_reclaim_error {
+	VR_HOST_RECLAIM_ERROR_INVALID,
+};
+
+/**
+ * struct vr_host_reclaim - one agent-less guest's host-side reclaim. Opaque.
+ *
+ * It owns: its name (a copy, for messages), a started access source giving
+ * the guest's picture in guest-physical addresses, a copy of the guest's RAM
+ * map, a pidfd of the QEMU process (vr_pidfd_open(): it keeps naming that
+ * process even when its pid is reused) and the guest's memory size. Not
+ * thread-safe: one thread steps it.
+ */
+struct vr_host_reclaim;
+typedef struct vr_host_reclaim vr_host_reclaim;
+
+/**
+ * vr_host_reclaim_new() - the host-side reclaim of a guest.
+ * @name:		the guest's name, for messages; copied. NULL reads as
+ *			"?".
+ * @pid:		the QEMU process, > 0.
+ * @map, @nr_map:	the guest's RAM map (struct vr_ram_range, as
+ *			vr_ram_map_validate() wants it, at most
+ *			VR_HOST_DAMON_MAX_RAM_RANGES entries); copied.
+ * @guest_memory_bytes:	the guest's memory size, bytes, > 0: a picture may
+ *			cover at most this many bytes.
+ * @source:		the guest's access source; owned from here on, on
+ *			failure too (then freed). Started here when it is not
+ *			started yet.
+ *
+ * Checks the arguments, opens the pidfd, then starts @source if needed.
+ *
+ * Return: the reclaim, owned by the caller (vr_host_reclaim_free()); or NULL
+ * with @error prefixed by "guest NAME: ": VR_HOST_RECLAIM_ERROR_INVALID for
+ * no source or a memory size of 0, VR_RAM_MAP_ERROR_INVALID for a bad map,
+ * VR_HOST_PAGEOUT_ERROR_* from vr_pidfd_open() (GONE when the process does
+ * not exist), or the source's error when it does not start.
+ */
+struct vr_host_reclaim *vr_host_reclaim_new(const char *name, pid_t pid,
+					    const struct vr_ram_range *map, guint nr_map,
+					    uint64_t guest_memory_bytes,
+					    struct vr_access_source *source, GError **error);
+
+/**
+ * struct vr_host_reclaim_result - what one step did.
+ * @picture_regions:	regions in the picture read.
+ * @planned_bytes:	guest-physical bytes the plan chose (at most the
+ *			quota, whole pages).
+ * @ranges:		host ranges (struct iovec) the plan translated to; the
+ *			parts of the plan outside guest RAM (holes in the RAM
+ *			map) have none.
+ * @advised_bytes:	bytes process_madvise(MADV_PAGEOUT) accepted, at most
+ *			the quota. Set on failure too: what was advised before
+ *			the range that failed.
+ */
+struct vr_host_reclaim_result {
+	guint picture_regions;
+	uint64_t planned_bytes;
+	guint ranges;
+	uint64_t advised_bytes;
+};
+
+/**
+ * vr_host_reclaim_step() - page out the guest's coldest memory, once.
+ * @hr:		the guest.
+ * @scheme:	its pageout scheme (its pattern selects, its weights score:
+ *		see vr_pageout_plan()). Borrowed.
+ * @quota_bytes: the most bytes to page out in this step: 0 pages out
+ *		nothing, G_MAXUINT64 means no limit.
+ * @result:	out: what the step did; zeroed first, filled as the stages
+ *		go (so on failure it tells how far the step got). May be NULL.
+ *
+ * Reads the picture (vr_access_source_get_regions()), plans
+ * (vr_pageout_plan()), translates the plan to host ranges in the plan's
+ * order, coldest first (vr_ram_map_translate()), and pages them out within
+ * @quota_bytes (vr_host_pageout()). An empty plan skips the last two stages:
+ * a QEMU process that is gone is then noticed at the next step with
+ * something to page out.
+ *
+ * Return: TRUE when every stage succeeded. FALSE with @error prefixed by
+ * "guest NAME: " and the stage ("reading the access picture", "planning the
+ * pageout", "translating the plan to host ranges", "paging out"), keeping
+ * the stage's domain and code: e.g. VR_HOST_PAGEOUT_ERROR_GONE when the QEMU
+ * process has exited, VR_FLEET_ERROR_INVALID for a scheme that is not
+ * pageout.
+ */
+gboolean vr_host_reclaim_step(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
+			      uint64_t quota_bytes, struct vr_host_reclaim_result *result,
+			      GError **error);
+
+/**
+ * vr_host_reclaim_cold_histogram() - the guest's eligible cold bytes per
+ * cold score under @scheme (vr_fleet_cold_histogram()) from a fresh picture,
+ * for the fleet quota (vr_fleet_domain.hist_bytes).
+ * @hist_bytes:	out, VR_MAX_SCORE + 1 entries; all zero on error.
+ * Return: FALSE with @error prefixed by "guest NAME: " and the stage.
+ */
+gboolean vr_host_reclaim_cold_histogram(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
+					uint64_t *hist_bytes, GError **error);
+
+/** vr_host_reclaim_name() - @hr's name (borrowed, lives as long as @hr). */
+const char *vr_host_reclaim_name(const struct vr_host_reclaim *hr);
+
+/**
+ * vr_host_reclaim_free() - stop and free the access source, close the
+ * pidfd, free @hr. NULL is fine.
+ */
+void vr_host_reclaim_free(struct vr_host_reclaim *hr);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_host_reclaim, vr_host_reclaim_free)

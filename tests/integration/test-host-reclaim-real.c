@@ -1,0 +1,867 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * host-reclaim for real (hostd/host-reclaim.c): a child process stands in
+ * for QEMU. It maps 64 MiB of anonymous memory, fills every page with a
+ * pattern from the page's index and sends the parent the address. The test
+ * makes a RAM map saying guest-physical [0, 64 MiB) is that buffer, and an
+ * access source of its own (a scripted picture) in which the first half is
+ * hot and the second half cold. With a temporary swap file,
+ * vr_host_reclaim_step() pages out the cold half (or its coldest part, up to
+ * the quota): smaps shows the cold half leave memory and the hot half stay,
+ * pagemap shows which pages left, and the child then reads every page back
+ * and checks it.
+ *
+ * The buffer is one range of addresses but two mappings for smaps: the hot
+ * half is MADV_DONTFORK, which splits the mapping without changing how it
+ * pages; a PROT_NONE page on either side keeps other mappings from merging.
+ *
+ * Also, without swap or root: what vr_host_reclaim_new() checks and owns,
+ * the errors of each stage naming the guest, and a QEMU process that exits.
+ *
+ * The swap cases need root (swapon, CAP_SYS_NICE) and are skipped, saying
+ * why, when the machine cannot. The swap file is turned off and removed in
+ * every path, and the tests check that /proc/swaps is as before.
+ */
+#define _GNU_SOURCE
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../unit/test-messages.h"
+#include "access-source.h"
+#include "agent-region.h"
+#include "fleet-quota.h"
+#include "host-pageout.h"
+#include "host-reclaim.h"
+#include "ram-map.h"
+#include "test-swap.h"
+
+#define PAGE 4096ULL
+#define MIB  (1ULL << 20)
+#define GIB  (1ULL << 30)
+/* Each half of the child's memory (guest-physical [0, HALF) hot, the rest
+ * cold). */
+#define HALF_BYTES  (32 * MIB)
+#define GUEST_BYTES (2 * HALF_BYTES)
+/* The swap file: the cold half and room to spare. */
+#define SWAP_BYTES (96 * MIB)
+/* What the kernel may keep or bring back meanwhile: 1/16 of a half. */
+#define SLACK_BYTES (HALF_BYTES / 16)
+/* The picture's intervals: 5 ms / 100 ms, so an age of 6000 is 600 s. */
+#define SAMPLE_US (5 * 1000ULL)
+#define AGGR_US	  (100 * 1000ULL)
+
+#define GUEST_NAME "guest-under-test"
+
+/* ------------------------------------------------------------------------- */
+/* The scripted access source                                                */
+/* ------------------------------------------------------------------------- */
+
+/* What the scripted source was asked to do: the source is freed inside
+ * vr_host_reclaim_free(), so this lives outside it. One test per process. */
+static struct {
+	int starts;
+	int stops;
+	int frees;
+	int reads;
+} script_log;
+
+/**
+ * struct script - a scripted source's private data.
+ * @regions:	the picture it gives every time (struct vr_agent_region).
+ * @fail_start, @fail_read: fail start or get-regions, for the error cases.
+ */
+struct script {
+	GArray *regions;
+	gboolean fail_start;
+	gboolean fail_read;
+};
+
+static gboolean script_start(void *priv, GError **error)
+{
+	struct script *s = priv;
+
+	if (s->fail_start) {
+		g_set_error_literal(error, VR_ACCESS_SOURCE_ERROR, VR_ACCESS_SOURCE_ERROR_BUSY,
+				    "the script refuses to start");
+		return FALSE;
+	}
+	script_log.starts++;
+	return TRUE;
+}
+
+static gboolean script_get_regions(void *priv, struct vr_proto_regions *out, GError **error)
+{
+	struct script *s = priv;
+
+	if (s->fail_read) {
+		g_set_error_literal(error, VR_ACCESS_SOURCE_ERROR, VR_ACCESS_SOURCE_ERROR_FAILED,
+				    "the script has no picture today");
+		return FALSE;
+	}
+	script_log.reads++;
+	out->sample_interval_us = SAMPLE_US;
+	out->aggr_interval_us = AGGR_US;
+	out->regions = g_array_copy(s->regions);
+	return TRUE;
+}
+
+static void script_stop(void *priv)
+{
+	(void)priv;
+	script_log.stops++;
+}
+
+static void script_free(void *priv)
+{
+	struct script *s = priv;
+
+	g_array_unref(s->regions);
+	g_free(s);
+	script_log.frees++;
+}
+
+static const struct vr_access_source_ops script_ops = {
+	.name = "script",
+	.start = script_start,
+	.get_regions = script_get_regions,
+	.stop = script_stop,
+	.free = script_free,
+};
+
+/* A stopped scripted source giving the @nr @regions. */
+static struct vr_access_source *script_new(const struct vr_agent_region *regions, guint nr)
+{
+	struct script *s = g_new0(struct script, 1);
+
+	s->regions = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
+	g_array_append_vals(s->regions, regions, nr);
+	return vr_access_source_new(&script_ops, s);
+}
+
+static struct script *script_of(struct vr_access_source *src)
+{
+	return vr_access_source_get_priv(src);
+}
+
+/* The published DAMON_RECLAIM scheme: 0 accesses for at least 5 s, scored
+ * by age alone. */
+static struct vr_scheme *reclaim_scheme(void)
+{
+	struct vr_scheme *s = vr_scheme_new("damon-reclaim", VR_ACTION_PAGEOUT);
+
+	s->pattern.max_nr_accesses = 0;
+	s->pattern.min_age_us = 5 * G_USEC_PER_SEC;
+	s->quota.weight_age = 1;
+	return s;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The child: QEMU's stand-in                                                */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * struct child_report - what the child sends after filling its memory.
+ * @base:	the host address of its GUEST_BYTES buffer.
+ * @status:	0, or why it could not set up (errno).
+ */
+struct child_report {
+	uint64_t base;
+	int32_t status;
+};
+
+static struct test_swap swap;
+static pid_t child_pid;
+static int to_child = -1, from_child = -1;
+static GPtrArray *swaps_before;
+
+/* Word @w of page @page: never 0 and different in every word of every page
+ * (a splitmix64 step over the word's number), so no page is one value that
+ * zswap could keep without its contents. */
+static uint64_t word_of(uint64_t page, uint64_t w)
+{
+	uint64_t z = page * (PAGE / 8) + w + 0x2545f4914f6cdd1dULL;
+
+	z = (z ^ (z >> 33)) * 0xff51afd7ed558ccdULL;
+	z = (z ^ (z >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+	z ^= z >> 33;
+	return z ? z : 1;
+}
+
+/* Write the pattern into the @nr_pages pages at @p, or (with @check) count
+ * the pages that differ from it. */
+static uint64_t pattern(uint64_t *p, uint64_t nr_pages, gboolean check)
+{
+	uint64_t bad = 0;
+
+	for (uint64_t pg = 0; pg < nr_pages; pg++) {
+		uint64_t *words = p + pg * (PAGE / 8);
+		gboolean same = TRUE;
+
+		for (uint64_t w = 0; w < PAGE / 8; w++) {
+			if (!check)
+				words[w] = word_of(pg, w);
+			else if (words[w] != word_of(pg, w))
+				same = FALSE;
+		}
+		bad += !same;
+	}
+	return bad;
+}
+
+static void child_fail(int out)
+{
+	struct child_report r = { .status = errno ? errno : EIO };
+
+	(void)!write(out, &r, sizeof(r));
+	_exit(1);
+}
+
+/* Commands: 'v' verify every page (reading the cold half swaps it back in)
+ * and answer the number of bad pages; 'q' exit. */
+static void child_main(int in, int out)
+{
+	struct child_report r = { 0 };
+	char *raw, *base;
+	char cmd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	raw = mmap(NULL, GUEST_BYTES + 2 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		child_fail(out);
+	base = raw + PAGE;
+	if (mprotect(raw, PAGE, PROT_NONE) != 0 ||
+	    mprotect(base + GUEST_BYTES, PAGE, PROT_NONE) != 0 ||
+	    madvise(base, GUEST_BYTES, MADV_NOHUGEPAGE) != 0 ||
+	    madvise(base, HALF_BYTES, MADV_DONTFORK) != 0)
+		child_fail(out);
+	pattern((uint64_t *)base, GUEST_BYTES / PAGE, FALSE);
+	r.base = (uint64_t)(uintptr_t)base;
+	if (write(out, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	while (read(in, &cmd, 1) == 1) {
+		uint64_t bad;
+
+		if (cmd == 'q')
+			_exit(0);
+		if (cmd != 'v')
+			continue;
+		bad = pattern((uint64_t *)base, GUEST_BYTES / PAGE, TRUE);
+		if (write(out, &bad, sizeof(bad)) != sizeof(bad))
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* Start the child: the host address of its buffer. */
+static uint64_t child_start(void)
+{
+	struct child_report r;
+	int down[2], up[2];
+
+	cr_assert_eq(pipe2(down, O_CLOEXEC), 0, "pipe: %s", g_strerror(errno));
+	cr_assert_eq(pipe2(up, O_CLOEXEC), 0, "pipe: %s", g_strerror(errno));
+	child_pid = fork();
+	cr_assert_geq(child_pid, 0, "fork: %s", g_strerror(errno));
+	if (child_pid == 0) {
+		close(down[1]);
+		close(up[0]);
+		child_main(down[0], up[1]);
+	}
+	close(down[0]);
+	close(up[1]);
+	to_child = down[1];
+	from_child = up[0];
+	cr_assert_eq(read(from_child, &r, sizeof(r)), (ssize_t)sizeof(r),
+		     "the child did not report its memory");
+	cr_assert_eq(r.status, 0, "the child could not set up its memory: %s",
+		     g_strerror(r.status));
+	cr_assert(r.base % PAGE == 0, "the child's buffer is not page-aligned");
+	return r.base;
+}
+
+/* Ask the child to verify every page: the number of bad pages. */
+static uint64_t child_verify(void)
+{
+	uint64_t bad = G_MAXUINT64;
+
+	cr_assert_eq(write(to_child, "v", 1), 1, "cannot ask the child to verify");
+	cr_assert_eq(read(from_child, &bad, sizeof(bad)), (ssize_t)sizeof(bad),
+		     "the child did not answer (it died?)");
+	return bad;
+}
+
+/* Tell the child to exit and wait until it has (a zombie), without reaping
+ * it. */
+static void child_exit_unreaped(void)
+{
+	siginfo_t info = { 0 };
+
+	cr_assert_eq(write(to_child, "q", 1), 1, "cannot tell the child to exit");
+	cr_assert_eq(waitid(P_PID, (id_t)child_pid, &info, WEXITED | WNOWAIT), 0,
+		     "waitid on the child: %s", g_strerror(errno));
+}
+
+/* Let the child exit and reap it; kill it when @kill_it. Idempotent. */
+static void child_stop(gboolean kill_it)
+{
+	int status;
+
+	if (to_child >= 0)
+		close(to_child);
+	if (from_child >= 0)
+		close(from_child);
+	to_child = from_child = -1;
+	if (child_pid > 0) {
+		if (kill_it)
+			kill(child_pid, SIGKILL);
+		waitpid(child_pid, &status, 0);
+		child_pid = 0;
+	}
+}
+
+/* ------------------------------------------------------------------------- */
+/* Looking at the child's memory                                             */
+/* ------------------------------------------------------------------------- */
+
+/* smaps of the half at @start (one mapping of its own). */
+static struct vr_range_usage usage_of(uint64_t start, const char *what)
+{
+	struct vr_range_usage u;
+	g_autoptr(GError) err = NULL;
+
+	cr_assert(vr_smaps_read_range_usage("/proc", child_pid, start, start + HALF_BYTES, &u,
+					    &err),
+		  "smaps of the %s half: %s", what, err ? err->message : "");
+	cr_assert_eq(u.vma_bytes, HALF_BYTES,
+		     "the %s half should be a mapping of its own (%" G_GUINT64_FORMAT
+		     " bytes counted)",
+		     what, (guint64)u.vma_bytes);
+	return u;
+}
+
+/* Bytes of the child's [@start, @end) whose pages are in swap (pagemap bit
+ * 62: the page table holds a swap entry). */
+static uint64_t swapped_bytes(uint64_t start, uint64_t end)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/pagemap", (int)child_pid);
+	g_autofree uint64_t *entries = NULL;
+	uint64_t nr = (end - start) / PAGE, bytes = 0;
+	ssize_t got;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "open %s: %s", path, g_strerror(errno));
+	entries = g_new(uint64_t, nr);
+	got = pread(fd, entries, nr * sizeof(*entries), (off_t)(start / PAGE * sizeof(*entries)));
+	close(fd);
+	cr_assert_eq(got, (ssize_t)(nr * sizeof(*entries)), "read %s: %s", path,
+		     got < 0 ? g_strerror(errno) : "short read");
+	for (uint64_t i = 0; i < nr; i++)
+		bytes += (entries[i] >> 62 & 1) ? PAGE : 0;
+	return bytes;
+}
+
+/* /proc/swaps is as it was before the test, and our file is gone. */
+static void expect_no_swap_left(void)
+{
+	g_autoptr(GPtrArray) after = test_swap_list();
+
+	cr_assert_eq(after->len, swaps_before->len,
+		     "/proc/swaps lists %u swaps after the test, %u before", after->len,
+		     swaps_before->len);
+	for (guint i = 0; i < after->len; i++)
+		cr_assert_str_eq(g_ptr_array_index(after, i), g_ptr_array_index(swaps_before, i),
+				 "/proc/swaps changed");
+}
+
+static void setup(void)
+{
+	swap = (struct test_swap){ 0 };
+	script_log.starts = script_log.stops = script_log.frees = script_log.reads = 0;
+	/* a run killed before its cleanup would look like "swap left behind" */
+	if (geteuid() == 0)
+		test_swap_reap_stale();
+	swaps_before = test_swap_list();
+}
+
+static void teardown(void)
+{
+	child_stop(TRUE);
+	test_swap_off(&swap);
+	g_clear_pointer(&swaps_before, g_ptr_array_unref);
+}
+
+/*
+ * Skip, saying @why (owned, freed here), after cleaning up: Criterion runs
+ * no .fini after a skip, and skips past the cleanup of local g_auto
+ * variables, so the message is copied to a static buffer first.
+ */
+static void skip_because(char *why)
+{
+	static char msg[512];
+
+	g_strlcpy(msg, why, sizeof(msg));
+	g_free(why);
+	teardown();
+	cr_skip_test("%s", msg);
+}
+
+/* A reclaim of the child's buffer as guest-physical [0, GUEST_BYTES). */
+static struct vr_host_reclaim *reclaim_of_child(uint64_t base, struct vr_access_source *src)
+{
+	const struct vr_ram_range map[] = { { .gpa = 0, .hva = base, .size = GUEST_BYTES } };
+	g_autoptr(GError) err = NULL;
+	struct vr_host_reclaim *hr;
+
+	hr = vr_host_reclaim_new(GUEST_NAME, child_pid, map, G_N_ELEMENTS(map), GUEST_BYTES, src,
+				 &err);
+	cr_assert_not_null(hr, "vr_host_reclaim_new: %s", err ? err->message : "");
+	return hr;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Paging out for real                                                       */
+/* ------------------------------------------------------------------------- */
+
+/* Swap for the paging cases, root for all (CAP_SYS_NICE). */
+TestSuite(host_reclaim_real, .init = setup, .fini = teardown);
+
+/*
+ * The picture (guest-physical, MiB; hot: 20 of 20 samples; scores under the
+ * reclaim scheme):
+ *
+ *   [0, 32)     hot                        not selected
+ *   [32, 48)    0 accesses for 10 s        score 57
+ *   [48, 64)    0 accesses for 600 s       score 66  (the coldest)
+ *
+ * Each row: a quota, what the plan holds, in how many host ranges, and the
+ * guest-physical bytes that must leave memory in each of [32, 48) and
+ * [48, 64).
+ */
+struct real_case {
+	char name[56];
+	uint64_t quota;
+	uint64_t want_planned;
+	guint want_ranges;
+	uint64_t want_out_warm; /* of [32, 48) */
+	uint64_t want_out_cold; /* of [48, 64) */
+};
+
+static struct real_case real_cases[] = {
+	/* the plan is [48, 64) then [32, 48): adjacent, but in the wrong
+	 * order to merge, so two host ranges */
+	{ "no quota: the whole cold half", G_MAXUINT64, HALF_BYTES, 2, 16 * MIB, 16 * MIB },
+	{ "a quota of 8 MiB: the coldest 8 MiB", 8 * MIB, 8 * MIB, 1, 0, 8 * MIB },
+	{ "20 MiB + 100 bytes: the coldest, then 4 MiB more", 20 * MIB + 100, 20 * MIB, 2, 4 * MIB,
+	  16 * MIB },
+};
+
+ParameterizedTestParameters(host_reclaim_real, cold_half_leaves_memory)
+{
+	return cr_make_param_array(struct real_case, real_cases, G_N_ELEMENTS(real_cases));
+}
+
+ParameterizedTest(struct real_case *c, host_reclaim_real, cold_half_leaves_memory)
+{
+	const struct vr_agent_region picture[] = {
+		{ 0, HALF_BYTES, 20, 6000 },
+		{ HALF_BYTES, HALF_BYTES + 16 * MIB, 0, 100 },
+		{ HALF_BYTES + 16 * MIB, GUEST_BYTES, 0, 6000 },
+	};
+	g_autoptr(vr_scheme) scheme = reclaim_scheme();
+	g_autoptr(vr_host_reclaim) hr = NULL;
+	g_autoptr(GError) err = NULL;
+	struct vr_host_reclaim_result res;
+	struct vr_range_usage cold0, hot0, cold1, hot1;
+	uint64_t base, warm_out, cold_out, hot_out;
+	char *why;
+
+	why = test_swap_on(&swap, SWAP_BYTES);
+	if (why)
+		skip_because(g_strdup_printf("%s: no swap for the test: %s", c->name, why));
+	cr_assert(test_swap_listed(swap.file), "%s: /proc/swaps lists %s", c->name, swap.file);
+
+	base = child_start();
+	hr = reclaim_of_child(base, script_new(picture, G_N_ELEMENTS(picture)));
+	cold0 = usage_of(base + HALF_BYTES, "cold");
+	hot0 = usage_of(base, "hot");
+	cr_assert_geq(cold0.rss_bytes, HALF_BYTES - SLACK_BYTES,
+		      "%s: the cold half is resident before (%" G_GUINT64_FORMAT " bytes)", c->name,
+		      (guint64)cold0.rss_bytes);
+
+	cr_assert(vr_host_reclaim_step(hr, scheme, c->quota, &res, &err), "%s: step: %s", c->name,
+		  err ? err->message : "");
+	cr_log_info("%s: %u regions, planned %" G_GUINT64_FORMAT
+		    " in %u ranges, advised %" G_GUINT64_FORMAT,
+		    c->name, res.picture_regions, (guint64)res.planned_bytes, res.ranges,
+		    (guint64)res.advised_bytes);
+	cr_assert_eq(res.picture_regions, 3, "%s: the picture has 3 regions", c->name);
+	cr_assert_eq(res.planned_bytes, c->want_planned,
+		     "%s: planned %" G_GUINT64_FORMAT " bytes, expected %" G_GUINT64_FORMAT,
+		     c->name, (guint64)res.planned_bytes, (guint64)c->want_planned);
+	cr_assert_eq(res.ranges, c->want_ranges, "%s: %u host ranges, expected %u", c->name,
+		     res.ranges, c->want_ranges);
+	cr_assert_eq(res.advised_bytes, c->want_planned,
+		     "%s: advised %" G_GUINT64_FORMAT " bytes, expected %" G_GUINT64_FORMAT,
+		     c->name, (guint64)res.advised_bytes, (guint64)c->want_planned);
+	cr_assert_leq(res.advised_bytes, c->quota, "%s: never more than the quota", c->name);
+
+	/* smaps: the cold half's resident bytes fall by what was paged out,
+	 * not more; the hot half stays */
+	cold1 = usage_of(base + HALF_BYTES, "cold");
+	hot1 = usage_of(base, "hot");
+	cr_log_info("%s: cold half rss %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
+		    " KiB, swap %" G_GUINT64_FORMAT " KiB; hot half rss %" G_GUINT64_FORMAT
+		    " -> %" G_GUINT64_FORMAT " KiB",
+		    c->name, (guint64)cold0.rss_bytes / 1024, (guint64)cold1.rss_bytes / 1024,
+		    (guint64)cold1.swap_bytes / 1024, (guint64)hot0.rss_bytes / 1024,
+		    (guint64)hot1.rss_bytes / 1024);
+	cr_assert_leq(cold1.rss_bytes, cold0.rss_bytes - c->want_planned + SLACK_BYTES,
+		      "%s: the cold half's resident bytes should fall by %" G_GUINT64_FORMAT
+		      ": %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT,
+		      c->name, (guint64)c->want_planned, (guint64)cold0.rss_bytes,
+		      (guint64)cold1.rss_bytes);
+	cr_assert_geq(cold1.rss_bytes + c->want_planned, cold0.rss_bytes,
+		      "%s: no more than the quota leaves: %" G_GUINT64_FORMAT
+		      " -> %" G_GUINT64_FORMAT,
+		      c->name, (guint64)cold0.rss_bytes, (guint64)cold1.rss_bytes);
+	cr_assert_geq(hot1.rss_bytes, hot0.rss_bytes - SLACK_BYTES,
+		      "%s: the hot half stays resident: %" G_GUINT64_FORMAT
+		      " -> %" G_GUINT64_FORMAT,
+		      c->name, (guint64)hot0.rss_bytes, (guint64)hot1.rss_bytes);
+	cr_assert_eq(hot1.swap_bytes, 0, "%s: nothing of the hot half in swap", c->name);
+
+	/* pagemap: coldest first, page by page */
+	hot_out = swapped_bytes(base, base + HALF_BYTES);
+	warm_out = swapped_bytes(base + HALF_BYTES, base + HALF_BYTES + 16 * MIB);
+	cold_out = swapped_bytes(base + HALF_BYTES + 16 * MIB, base + GUEST_BYTES);
+	cr_log_info("%s: in swap: hot %" G_GUINT64_FORMAT " KiB, 10 s idle %" G_GUINT64_FORMAT
+		    " KiB, 600 s idle %" G_GUINT64_FORMAT " KiB",
+		    c->name, (guint64)hot_out / 1024, (guint64)warm_out / 1024,
+		    (guint64)cold_out / 1024);
+	cr_assert_eq(hot_out, 0, "%s: no hot page in swap", c->name);
+	cr_assert(cold_out <= c->want_out_cold && cold_out + SLACK_BYTES >= c->want_out_cold,
+		  "%s: %" G_GUINT64_FORMAT " bytes of the coldest quarter should be in swap, "
+		  "found %" G_GUINT64_FORMAT,
+		  c->name, (guint64)c->want_out_cold, (guint64)cold_out);
+	cr_assert(warm_out <= c->want_out_warm && warm_out + SLACK_BYTES >= c->want_out_warm,
+		  "%s: %" G_GUINT64_FORMAT " bytes of the less cold quarter should be in swap, "
+		  "found %" G_GUINT64_FORMAT,
+		  c->name, (guint64)c->want_out_warm, (guint64)warm_out);
+	if (c->want_out_warm && c->want_out_warm < 16 * MIB)
+		cr_assert_eq(swapped_bytes(base + HALF_BYTES + c->want_out_warm,
+					   base + HALF_BYTES + 16 * MIB),
+			     0, "%s: the cut range keeps its lower part", c->name);
+
+	cr_assert_eq(child_verify(), 0, "%s: every page reads back as written", c->name);
+	g_clear_pointer(&hr, vr_host_reclaim_free);
+	cr_assert_eq(script_log.stops, 1, "%s: freeing the reclaim stops the source", c->name);
+	cr_assert_eq(script_log.frees, 1, "%s: and frees it", c->name);
+	child_stop(FALSE);
+	test_swap_off(&swap);
+	expect_no_swap_left();
+}
+
+/* The QEMU process exits: the next step fails, naming the guest and the
+ * stage. Before it is reaped (a zombie has no memory) and after (the pidfd
+ * still names it; its pid may be reused). No swap needed. */
+struct exit_case {
+	char name[32];
+	gboolean reap;
+};
+
+static struct exit_case exit_cases[] = {
+	{ "exited, not reaped", FALSE },
+	{ "exited and reaped", TRUE },
+};
+
+ParameterizedTestParameters(host_reclaim_real, qemu_exits)
+{
+	return cr_make_param_array(struct exit_case, exit_cases, G_N_ELEMENTS(exit_cases));
+}
+
+ParameterizedTest(struct exit_case *c, host_reclaim_real, qemu_exits)
+{
+	const struct vr_agent_region picture[] = {
+		{ 0, HALF_BYTES, 20, 6000 },
+		{ HALF_BYTES, GUEST_BYTES, 0, 6000 },
+	};
+	g_autoptr(vr_scheme) scheme = reclaim_scheme();
+	g_autoptr(vr_host_reclaim) hr = NULL;
+	g_autoptr(GError) err = NULL;
+	struct vr_host_reclaim_result res;
+	uint64_t base;
+
+	if (geteuid() != 0)
+		skip_because(g_strdup("process_madvise on another process needs CAP_SYS_NICE: "
+				      "run as root"));
+	base = child_start();
+	hr = reclaim_of_child(base, script_new(picture, G_N_ELEMENTS(picture)));
+	cr_assert(vr_host_reclaim_step(hr, scheme, 4 * MIB, &res, &err),
+		  "%s: a step while the child lives: %s", c->name, err ? err->message : "");
+	cr_assert_eq(res.advised_bytes, 4 * MIB, "%s: 4 MiB advised", c->name);
+
+	child_exit_unreaped();
+	if (c->reap)
+		child_stop(FALSE);
+	cr_assert_not(vr_host_reclaim_step(hr, scheme, 4 * MIB, &res, &err),
+		      "%s: a step after the child exited should fail", c->name);
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_GONE,
+		     GUEST_NAME ";paging out;exited", c->name);
+	cr_assert_eq(res.planned_bytes, 4 * MIB, "%s: the plan was made", c->name);
+	cr_assert_eq(res.advised_bytes, 0, "%s: nothing advised", c->name);
+}
+
+/* ------------------------------------------------------------------------- */
+/* What needs neither swap nor root                                          */
+/* ------------------------------------------------------------------------- */
+
+TestSuite(host_reclaim, .init = setup, .fini = teardown);
+
+/* A map of this test process's own memory: steps whose plan stays in holes
+ * or is empty never call the kernel. */
+static const struct vr_ram_range self_map[] = {
+	{ .gpa = 0, .hva = 0x7f0000000000ULL, .size = GUEST_BYTES },
+};
+
+static struct vr_host_reclaim *reclaim_of_self(struct vr_access_source *src, GError **error)
+{
+	return vr_host_reclaim_new(GUEST_NAME, getpid(), self_map, G_N_ELEMENTS(self_map), GIB, src,
+				   error);
+}
+
+Test(host_reclaim, new_starts_the_source_and_free_stops_it)
+{
+	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	g_autoptr(GError) err = NULL;
+	struct vr_host_reclaim *hr;
+
+	hr = reclaim_of_self(script_new(picture, 1), &err);
+	cr_assert_not_null(hr, "new: %s", err ? err->message : "");
+	cr_assert_str_eq(vr_host_reclaim_name(hr), GUEST_NAME);
+	cr_assert_eq(script_log.starts, 1, "the stopped source was started");
+	vr_host_reclaim_free(hr);
+	cr_assert_eq(script_log.stops, 1, "free stops the source");
+	cr_assert_eq(script_log.frees, 1, "and frees it");
+	vr_host_reclaim_free(NULL);
+}
+
+Test(host_reclaim, a_started_source_is_not_started_again)
+{
+	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	struct vr_access_source *src = script_new(picture, 1);
+	g_autoptr(vr_host_reclaim) hr = NULL;
+	g_autoptr(GError) err = NULL;
+
+	cr_assert(vr_access_source_start(src, &err), "start: %s", err ? err->message : "");
+	hr = reclaim_of_self(src, &err);
+	cr_assert_not_null(hr, "new: %s", err ? err->message : "");
+	cr_assert_eq(script_log.starts, 1, "started once, by the test");
+}
+
+/*
+ * What vr_host_reclaim_new() refuses; the source is freed every time. Each
+ * row: the argument spoiled, the error, words of its message.
+ */
+enum spoil {
+	SPOIL_START,
+	SPOIL_MAP_EMPTY,
+	SPOIL_MAP_UNSORTED,
+	SPOIL_MEMORY,
+	SPOIL_PID,
+	SPOIL_GONE,
+	SPOIL_NO_SOURCE,
+};
+
+struct new_case {
+	char name[40];
+	enum spoil spoil;
+	int code;   /* in the domain below */
+	int domain; /* 0 host-reclaim, 1 ram map, 2 host-pageout, 3 access source */
+	char words[96];
+};
+
+static struct new_case new_cases[] = {
+	{ "the source does not start", SPOIL_START, VR_ACCESS_SOURCE_ERROR_BUSY, 3,
+	  GUEST_NAME ";starting the access source;refuses to start" },
+	{ "an empty RAM map", SPOIL_MAP_EMPTY, VR_RAM_MAP_ERROR_INVALID, 1,
+	  GUEST_NAME ";no entry" },
+	{ "an unsorted RAM map", SPOIL_MAP_UNSORTED, VR_RAM_MAP_ERROR_INVALID, 1,
+	  GUEST_NAME ";entry 1;sorted" },
+	{ "no guest memory", SPOIL_MEMORY, VR_HOST_RECLAIM_ERROR_INVALID, 0,
+	  GUEST_NAME ";memory size" },
+	{ "pid 0", SPOIL_PID, VR_HOST_PAGEOUT_ERROR_INVALID, 2, GUEST_NAME ";pid 0" },
+	{ "a process that is gone", SPOIL_GONE, VR_HOST_PAGEOUT_ERROR_GONE, 2,
+	  GUEST_NAME ";QEMU process;exited" },
+	{ "no source", SPOIL_NO_SOURCE, VR_HOST_RECLAIM_ERROR_INVALID, 0,
+	  GUEST_NAME ";no access source" },
+};
+
+ParameterizedTestParameters(host_reclaim, new_refuses)
+{
+	return cr_make_param_array(struct new_case, new_cases, G_N_ELEMENTS(new_cases));
+}
+
+ParameterizedTest(struct new_case *c, host_reclaim, new_refuses)
+{
+	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	const struct vr_ram_range unsorted[] = {
+		{ .gpa = GIB, .hva = 0x7f0000000000ULL, .size = MIB },
+		{ .gpa = 0, .hva = 0x7f0000100000ULL, .size = MIB },
+	};
+	const GQuark domains[] = { VR_HOST_RECLAIM_ERROR, VR_RAM_MAP_ERROR, VR_HOST_PAGEOUT_ERROR,
+				   VR_ACCESS_SOURCE_ERROR };
+	struct vr_access_source *src = script_new(picture, 1);
+	const struct vr_ram_range *map = self_map;
+	guint nr_map = G_N_ELEMENTS(self_map);
+	uint64_t memory = GIB;
+	g_autoptr(GError) err = NULL;
+	pid_t pid = getpid();
+	int status;
+
+	switch (c->spoil) {
+	case SPOIL_START:
+		script_of(src)->fail_start = TRUE;
+		break;
+	case SPOIL_MAP_EMPTY:
+		nr_map = 0;
+		break;
+	case SPOIL_MAP_UNSORTED:
+		map = unsorted;
+		nr_map = G_N_ELEMENTS(unsorted);
+		break;
+	case SPOIL_MEMORY:
+		memory = 0;
+		break;
+	case SPOIL_PID:
+		pid = 0;
+		break;
+	case SPOIL_GONE:
+		/* a child that has exited and been reaped */
+		pid = fork();
+		cr_assert_geq(pid, 0, "fork: %s", g_strerror(errno));
+		if (pid == 0)
+			_exit(0);
+		cr_assert_eq(waitpid(pid, &status, 0), pid, "waitpid: %s", g_strerror(errno));
+		break;
+	case SPOIL_NO_SOURCE:
+		vr_access_source_free(src);
+		src = NULL;
+		break;
+	}
+	cr_assert_null(vr_host_reclaim_new(GUEST_NAME, pid, map, nr_map, memory, src, &err),
+		       "%s: new should fail", c->name);
+	assert_error(err, domains[c->domain], c->code, c->words, c->name);
+	cr_assert_eq(script_log.frees, 1, "%s: the source is freed on failure", c->name);
+}
+
+/* The errors of each stage of a step name the guest and the stage, and the
+ * result tells how far the step got. */
+Test(host_reclaim, step_errors_name_the_guest_and_the_stage)
+{
+	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	const struct vr_agent_region too_big[] = { { 0, 2 * GIB, 0, 6000 } };
+	g_autoptr(vr_scheme) scheme = reclaim_scheme();
+	g_autoptr(vr_scheme) thp = vr_scheme_new("thp", VR_ACTION_HUGEPAGE);
+	g_autoptr(vr_host_reclaim) hr = NULL;
+	g_autoptr(vr_host_reclaim) big = NULL;
+	struct vr_access_source *src = script_new(picture, 1);
+	struct vr_host_reclaim_result res;
+	g_autoptr(GError) err = NULL;
+
+	hr = reclaim_of_self(src, &err);
+	cr_assert_not_null(hr, "new: %s", err ? err->message : "");
+
+	cr_assert_not(vr_host_reclaim_step(hr, thp, G_MAXUINT64, &res, &err));
+	assert_error(err, VR_FLEET_ERROR, VR_FLEET_ERROR_INVALID,
+		     GUEST_NAME ";planning the pageout;hugepage", "a hugepage scheme");
+	cr_assert_eq(res.picture_regions, 1, "the picture was read");
+	cr_assert_eq(res.planned_bytes, 0, "nothing planned");
+	g_clear_error(&err);
+
+	script_of(src)->fail_read = TRUE;
+	cr_assert_not(vr_host_reclaim_step(hr, scheme, G_MAXUINT64, &res, &err));
+	assert_error(err, VR_ACCESS_SOURCE_ERROR, VR_ACCESS_SOURCE_ERROR_FAILED,
+		     GUEST_NAME ";reading the access picture;no picture today", "a failed read");
+	cr_assert_eq(res.picture_regions, 0, "no picture");
+	g_clear_error(&err);
+
+	big = reclaim_of_self(script_new(too_big, 1), &err);
+	cr_assert_not_null(big, "new: %s", err ? err->message : "");
+	cr_assert_not(vr_host_reclaim_step(big, scheme, G_MAXUINT64, &res, &err));
+	assert_error(err, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+		     GUEST_NAME ";planning the pageout;more than the guest", "2 GiB in 1 GiB");
+}
+
+/* Steps that need no system call: an empty plan, a quota of 0, and a plan
+ * wholly in a hole of the RAM map (translated to no host range). */
+Test(host_reclaim, steps_with_nothing_to_page_out)
+{
+	const struct vr_agent_region picture[] = {
+		{ 0, HALF_BYTES, 20, 6000 },	    /* hot */
+		{ HALF_BYTES, GUEST_BYTES, 0, 20 }, /* too young */
+		{ 512 * MIB, 516 * MIB, 0, 6000 },  /* cold, beyond the map */
+	};
+	g_autoptr(vr_scheme) scheme = reclaim_scheme();
+	g_autoptr(vr_host_reclaim) hr = NULL;
+	g_autoptr(GError) err = NULL;
+	struct vr_host_reclaim_result res;
+	uint64_t hist[VR_MAX_SCORE + 1];
+
+	hr = reclaim_of_self(script_new(picture, G_N_ELEMENTS(picture)), &err);
+	cr_assert_not_null(hr, "new: %s", err ? err->message : "");
+
+	cr_assert(vr_host_reclaim_step(hr, scheme, 0, &res, &err), "quota 0: %s",
+		  err ? err->message : "");
+	cr_assert(res.picture_regions == 3 && res.planned_bytes == 0 && res.ranges == 0 &&
+			  res.advised_bytes == 0,
+		  "quota 0: nothing planned or advised");
+
+	cr_assert(vr_host_reclaim_step(hr, scheme, G_MAXUINT64, &res, &err), "hole: %s",
+		  err ? err->message : "");
+	cr_assert_eq(res.planned_bytes, 4 * MIB, "the cold 4 MiB are planned");
+	cr_assert_eq(res.ranges, 0, "but no RAM backs them: no host range");
+	cr_assert_eq(res.advised_bytes, 0, "nothing advised");
+
+	cr_assert(vr_host_reclaim_cold_histogram(hr, scheme, hist, &err), "histogram: %s",
+		  err ? err->message : "");
+	cr_assert_eq(hist[66], 4 * MIB, "600 s idle: 4 MiB at score 66, got %" G_GUINT64_FORMAT,
+		     (guint64)hist[66]);
+	cr_assert_eq(script_log.reads, 3, "one picture per call");
+
+	scheme->pattern.min_age_us = 3600ULL * G_USEC_PER_SEC; /* nothing is that old */
+	cr_assert(vr_host_reclaim_step(hr, scheme, G_MAXUINT64, &res, &err), "empty plan: %s",
+		  err ? err->message : "");
+	cr_assert(res.planned_bytes == 0 && res.ranges == 0 && res.advised_bytes == 0,
+		  "an empty plan advises nothing");
+}
+
+Test(host_reclaim, histogram_errors_name_the_guest)
+{
+	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	g_autoptr(vr_scheme) thp = vr_scheme_new("thp", VR_ACTION_HUGEPAGE);
+	g_autoptr(vr_host_reclaim) hr = NULL;
+	g_autoptr(GError) err = NULL;
+	uint64_t hist[VR_MAX_SCORE + 1];
+
+	hr = reclaim_of_self(script_new(picture, 1), &err);
+	cr_assert_not_null(hr, "new: %s", err ? err->message : "");
+	cr_assert_not(vr_host_reclaim_cold_histogram(hr, thp, hist, &err));
+	assert_error(err, VR_FLEET_ERROR, VR_FLEET_ERROR_INVALID, GUEST_NAME ";hugepage",
+		     "a hugepage scheme");
+	for (guint s = 0; s <= VR_MAX_SCORE; s++)
+		cr_assert_eq(hist[s], 0, "all zero on error");
+}
