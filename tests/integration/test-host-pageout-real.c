@@ -34,7 +34,7 @@
 
 #include "host-pageout.h"
 #include "ram-map.h"
-#include "test-swap.h"
+#include "test-stand-in.h"
 
 #define PAGE 4096ULL
 #define MIB  (1ULL << 20)
@@ -58,54 +58,27 @@ struct child_layout {
 	int32_t status;
 };
 
-static struct test_swap swap;
-static pid_t child_pid;
-static int to_child = -1, from_child = -1;
-static GPtrArray *swaps_before;
+/* In the child: its memory, for the verification. */
+static struct child_layout child_memory;
 
-/* The pattern of 8-byte word @w of page @page: not zero, not the same in
- * two words, so zswap or zram cannot store a page as one value. */
-static uint64_t pattern(uint64_t page, uint64_t w)
+/* In the child: the pages of both halves that differ from the pattern. */
+static uint64_t child_verify_pages(const void *arg)
 {
-	uint64_t x = (page << 9 | w) + 0x9e3779b97f4a7c15ULL;
-
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	(void)arg;
+	return stand_in_pattern((uint64_t *)(uintptr_t)child_memory.cold, 0, HALF_BYTES / PAGE,
+				TRUE) +
+	       stand_in_pattern((uint64_t *)(uintptr_t)child_memory.hot, HALF_BYTES / PAGE,
+				HALF_BYTES / PAGE, TRUE);
 }
 
-/* Fill (or, with @check, count the pages that differ from) the pattern of
- * the @nr_pages pages at @p, numbered from @first_page. */
-static uint64_t fill_or_check(uint64_t *p, uint64_t first_page, uint64_t nr_pages, gboolean check)
+/* The child's body: two halves split by a guard; @arg: gboolean, THP on. */
+static void child_body(int in, int out, const void *arg)
 {
-	uint64_t bad = 0;
-
-	for (uint64_t pg = 0; pg < nr_pages; pg++) {
-		uint64_t *words = p + pg * (PAGE / 8);
-		gboolean ok = TRUE;
-
-		for (uint64_t w = 0; w < PAGE / 8; w++) {
-			uint64_t want = pattern(first_page + pg, w);
-
-			if (!check)
-				words[w] = want;
-			else if (words[w] != want)
-				ok = FALSE;
-		}
-		bad += !ok;
-	}
-	return bad;
-}
-
-static void child_main(int in, int out, gboolean thp)
-{
+	gboolean thp = *(const gboolean *)arg;
 	size_t span = 2 * HALF_BYTES + GUARD_BYTES;
 	struct child_layout l = { 0 };
 	char *raw, *base;
-	uint64_t bad;
-	char cmd;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* map 2 MiB more, keep a 2 MiB-aligned span */
 	raw = mmap(NULL, span + 2 * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 		   0);
@@ -126,45 +99,20 @@ static void child_main(int in, int out, gboolean thp)
 	}
 	l.cold = (uint64_t)(uintptr_t)base;
 	l.hot = l.cold + HALF_BYTES + GUARD_BYTES;
-	fill_or_check((uint64_t *)base, 0, HALF_BYTES / PAGE, FALSE);
-	fill_or_check((uint64_t *)(base + HALF_BYTES + GUARD_BYTES), HALF_BYTES / PAGE,
-		      HALF_BYTES / PAGE, FALSE);
+	child_memory = l;
+	stand_in_pattern((uint64_t *)base, 0, HALF_BYTES / PAGE, FALSE);
+	stand_in_pattern((uint64_t *)(uintptr_t)l.hot, HALF_BYTES / PAGE, HALF_BYTES / PAGE, FALSE);
 	if (write(out, &l, sizeof(l)) != sizeof(l))
 		_exit(1);
-	/* 'v': verify every page (reading the cold half swaps it in) */
-	while (read(in, &cmd, 1) == 1) {
-		if (cmd != 'v')
-			continue;
-		bad = fill_or_check((uint64_t *)base, 0, HALF_BYTES / PAGE, TRUE) +
-		      fill_or_check((uint64_t *)(uintptr_t)l.hot, HALF_BYTES / PAGE,
-				    HALF_BYTES / PAGE, TRUE);
-		if (write(out, &bad, sizeof(bad)) != sizeof(bad))
-			_exit(1);
-	}
-	_exit(0);
+	stand_in_serve(in, out, child_verify_pages, NULL);
 }
 
 /* Start the child and read its layout. */
 static struct child_layout child_start(gboolean thp)
 {
 	struct child_layout l;
-	int down[2], up[2];
 
-	cr_assert_eq(pipe2(down, O_CLOEXEC), 0, "pipe: %s", g_strerror(errno));
-	cr_assert_eq(pipe2(up, O_CLOEXEC), 0, "pipe: %s", g_strerror(errno));
-	child_pid = fork();
-	cr_assert_geq(child_pid, 0, "fork: %s", g_strerror(errno));
-	if (child_pid == 0) {
-		close(down[1]);
-		close(up[0]);
-		child_main(down[0], up[1], thp);
-	}
-	close(down[0]);
-	close(up[1]);
-	to_child = down[1];
-	from_child = up[0];
-	cr_assert_eq(read(from_child, &l, sizeof(l)), (ssize_t)sizeof(l),
-		     "the child did not report its memory");
+	stand_in_start(child_body, &thp, &l, sizeof(l));
 	cr_assert_eq(l.status, 0, "the child could not set up its memory: %s",
 		     g_strerror(l.status));
 	cr_assert(l.cold % (2 * MIB) == 0 && l.hot == l.cold + HALF_BYTES + GUARD_BYTES,
@@ -172,66 +120,6 @@ static struct child_layout child_start(gboolean thp)
 		  "x hot 0x%" G_GINT64_MODIFIER "x",
 		  (guint64)l.cold, (guint64)l.hot);
 	return l;
-}
-
-/* Ask the child to verify every page: the number of bad pages. */
-static uint64_t child_verify(void)
-{
-	uint64_t bad = G_MAXUINT64;
-
-	cr_assert_eq(write(to_child, "v", 1), 1, "cannot ask the child to verify");
-	cr_assert_eq(read(from_child, &bad, sizeof(bad)), (ssize_t)sizeof(bad),
-		     "the child did not answer (it died?)");
-	return bad;
-}
-
-/* Let the child exit and reap it; kill it when @kill_it. Idempotent. */
-static void child_stop(gboolean kill_it)
-{
-	int status;
-
-	if (to_child >= 0)
-		close(to_child);
-	if (from_child >= 0)
-		close(from_child);
-	to_child = from_child = -1;
-	if (child_pid > 0) {
-		if (kill_it)
-			kill(child_pid, SIGKILL);
-		waitpid(child_pid, &status, 0);
-		child_pid = 0;
-	}
-}
-
-static void setup(void)
-{
-	swap = (struct test_swap){ 0 };
-	/* a run killed before its cleanup would look like "swap left behind" */
-	if (geteuid() == 0)
-		test_swap_reap_stale();
-	swaps_before = test_swap_list();
-}
-
-static void teardown(void)
-{
-	child_stop(TRUE);
-	test_swap_off(&swap);
-	g_clear_pointer(&swaps_before, g_ptr_array_unref);
-}
-
-/*
- * Skip, saying @why (owned, freed here), after cleaning up: Criterion runs
- * no .fini after a skip, and skips past the cleanup of local g_auto
- * variables, so the message is copied to a static buffer first.
- */
-static void skip_because(char *why)
-{
-	static char msg[512];
-
-	g_strlcpy(msg, why, sizeof(msg));
-	g_free(why);
-	teardown();
-	cr_skip_test("%s", msg);
 }
 
 /* Are transparent huge pages off on this host? */
@@ -242,34 +130,6 @@ static gboolean thp_off(void)
 	return !g_file_get_contents("/sys/kernel/mm/transparent_hugepage/enabled", &text, NULL,
 				    NULL) ||
 	       strstr(text, "[never]") != NULL;
-}
-
-static struct vr_range_usage usage_of(uint64_t start, const char *what)
-{
-	struct vr_range_usage u;
-	g_autoptr(GError) err = NULL;
-
-	cr_assert(vr_smaps_read_range_usage("/proc", child_pid, start, start + HALF_BYTES, &u,
-					    &err),
-		  "smaps of the %s half: %s", what, err ? err->message : "");
-	cr_assert_eq(u.vma_bytes, HALF_BYTES,
-		     "the %s half should be a mapping of its own (%" G_GUINT64_FORMAT
-		     " bytes counted)",
-		     what, (guint64)u.vma_bytes);
-	return u;
-}
-
-/* /proc/swaps is as it was before the test, and our file is gone. */
-static void expect_no_swap_left(void)
-{
-	g_autoptr(GPtrArray) after = test_swap_list();
-
-	cr_assert_eq(after->len, swaps_before->len,
-		     "/proc/swaps lists %u swaps after the test, %u before", after->len,
-		     swaps_before->len);
-	for (guint i = 0; i < after->len; i++)
-		cr_assert_str_eq(g_ptr_array_index(after, i), g_ptr_array_index(swaps_before, i),
-				 "/proc/swaps changed");
 }
 
 /* Page out guest range [0, HALF_BYTES) of a guest whose RAM is the child's
@@ -292,7 +152,7 @@ static uint64_t page_out_cold_half(const struct child_layout *l, uint64_t max_by
 	cr_assert_eq(host->len, 1, "the cold half is one host range, got %u", host->len);
 	cr_assert_eq((uint64_t)(uintptr_t)g_array_index(host, struct iovec, 0).iov_base, l->cold,
 		     "the host range is the cold half");
-	pidfd = vr_pidfd_open(child_pid, &err);
+	pidfd = vr_pidfd_open(stand_in_pid, &err);
 	cr_assert_geq(pidfd, 0, "pidfd of the child: %s", err ? err->message : "");
 	t0 = g_get_monotonic_time();
 	cr_assert(vr_host_pageout(pidfd, (struct iovec *)host->data, host->len, max_bytes, &advised,
@@ -304,7 +164,7 @@ static uint64_t page_out_cold_half(const struct child_layout *l, uint64_t max_by
 	return advised;
 }
 
-TestSuite(pageout_swap, .init = setup, .fini = teardown);
+TestSuite(pageout_swap, .init = stand_in_setup, .fini = stand_in_teardown);
 
 struct real_case {
 	char name[48];
@@ -332,16 +192,16 @@ ParameterizedTest(struct real_case *c, pageout_swap, cold_half_leaves_memory)
 	uint64_t advised;
 
 	if (c->thp && thp_off())
-		skip_because(g_strdup_printf("%s: transparent huge pages are off on this host",
-					     c->name));
+		stand_in_skip(g_strdup_printf("%s: transparent huge pages are off on this host",
+					      c->name));
 	why = test_swap_on(&swap, SWAP_BYTES);
 	if (why)
-		skip_because(g_strdup_printf("%s: no swap for the test: %s", c->name, why));
+		stand_in_skip(g_strdup_printf("%s: no swap for the test: %s", c->name, why));
 	cr_assert(test_swap_listed(swap.file), "%s: /proc/swaps lists %s", c->name, swap.file);
 
 	l = child_start(c->thp);
-	cold0 = usage_of(l.cold, "cold");
-	hot0 = usage_of(l.hot, "hot");
+	cold0 = stand_in_usage(l.cold, HALF_BYTES, "cold");
+	hot0 = stand_in_usage(l.hot, HALF_BYTES, "hot");
 	cr_assert_geq(cold0.rss_bytes, HALF_BYTES - SLACK_BYTES,
 		      "%s: the cold half is resident before (%" G_GUINT64_FORMAT " bytes)", c->name,
 		      (guint64)cold0.rss_bytes);
@@ -350,37 +210,23 @@ ParameterizedTest(struct real_case *c, pageout_swap, cold_half_leaves_memory)
 	cr_assert_eq(advised, c->want_out_bytes,
 		     "%s: expected %" G_GUINT64_FORMAT " bytes advised, got %" G_GUINT64_FORMAT,
 		     c->name, (guint64)c->want_out_bytes, (guint64)advised);
-	cold1 = usage_of(l.cold, "cold");
-	hot1 = usage_of(l.hot, "hot");
-	cr_log_info("%s: cold half rss %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
-		    " KiB, swap %" G_GUINT64_FORMAT " KiB; hot half rss %" G_GUINT64_FORMAT
-		    " -> %" G_GUINT64_FORMAT " KiB",
-		    c->name, (guint64)cold0.rss_bytes / 1024, (guint64)cold1.rss_bytes / 1024,
-		    (guint64)cold1.swap_bytes / 1024, (guint64)hot0.rss_bytes / 1024,
-		    (guint64)hot1.rss_bytes / 1024);
-	cr_assert_leq(cold1.rss_bytes, cold0.rss_bytes - c->want_out_bytes + SLACK_BYTES,
-		      "%s: the cold half's resident bytes should fall by %" G_GUINT64_FORMAT
-		      ": %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT,
-		      c->name, (guint64)c->want_out_bytes, (guint64)cold0.rss_bytes,
-		      (guint64)cold1.rss_bytes);
+	cold1 = stand_in_usage(l.cold, HALF_BYTES, "cold");
+	hot1 = stand_in_usage(l.hot, HALF_BYTES, "hot");
+	stand_in_expect_halves(c->name, &cold0, &cold1, &hot0, &hot1, c->want_out_bytes,
+			       SLACK_BYTES);
 	cr_assert_geq(cold1.swap_bytes, c->want_out_bytes - SLACK_BYTES,
 		      "%s: the paged-out bytes are in swap, got %" G_GUINT64_FORMAT, c->name,
 		      (guint64)cold1.swap_bytes);
-	cr_assert_geq(hot1.rss_bytes, hot0.rss_bytes - SLACK_BYTES,
-		      "%s: the hot half stays resident: %" G_GUINT64_FORMAT
-		      " -> %" G_GUINT64_FORMAT,
-		      c->name, (guint64)hot0.rss_bytes, (guint64)hot1.rss_bytes);
-	cr_assert_eq(hot1.swap_bytes, 0, "%s: nothing of the hot half in swap", c->name);
 
-	cr_assert_eq(child_verify(), 0, "%s: every page reads back as written", c->name);
-	cold2 = usage_of(l.cold, "cold");
+	cr_assert_eq(stand_in_verify(), 0, "%s: every page reads back as written", c->name);
+	cold2 = stand_in_usage(l.cold, HALF_BYTES, "cold");
 	cr_assert_geq(cold2.rss_bytes, HALF_BYTES - SLACK_BYTES,
 		      "%s: reading swapped the cold half back in (%" G_GUINT64_FORMAT " bytes)",
 		      c->name, (guint64)cold2.rss_bytes);
 
-	child_stop(FALSE);
+	stand_in_stop(FALSE);
 	test_swap_off(&swap);
-	expect_no_swap_left();
+	stand_in_expect_no_swap_left();
 }
 
 Test(pageout_swap, without_swap_advised_but_resident)
@@ -390,25 +236,25 @@ Test(pageout_swap, without_swap_advised_but_resident)
 	uint64_t advised;
 
 	if (geteuid() != 0)
-		skip_because(g_strdup("process_madvise on another process needs CAP_SYS_NICE: "
-				      "run as root"));
+		stand_in_skip(g_strdup("process_madvise on another process needs CAP_SYS_NICE: "
+				       "run as root"));
 	if (swaps_before->len > 0)
-		skip_because(g_strdup_printf("this host has swap (%s): the case without swap "
-					     "cannot be shown",
-					     (const char *)g_ptr_array_index(swaps_before, 0)));
+		stand_in_skip(g_strdup_printf("this host has swap (%s): the case without swap "
+					      "cannot be shown",
+					      (const char *)g_ptr_array_index(swaps_before, 0)));
 	l = child_start(FALSE);
-	cold0 = usage_of(l.cold, "cold");
+	cold0 = stand_in_usage(l.cold, HALF_BYTES, "cold");
 	advised = page_out_cold_half(&l, G_MAXUINT64);
 	cr_assert_eq(advised, HALF_BYTES,
 		     "the kernel counts the whole half as advised, got %" G_GUINT64_FORMAT,
 		     (guint64)advised);
-	cold1 = usage_of(l.cold, "cold");
+	cold1 = stand_in_usage(l.cold, HALF_BYTES, "cold");
 	cr_assert_geq(cold1.rss_bytes, cold0.rss_bytes - SLACK_BYTES,
 		      "without swap, anonymous memory stays resident: %" G_GUINT64_FORMAT
 		      " -> %" G_GUINT64_FORMAT,
 		      (guint64)cold0.rss_bytes, (guint64)cold1.rss_bytes);
 	cr_assert_eq(cold1.swap_bytes, 0, "and nothing is in swap");
-	cr_assert_eq(child_verify(), 0, "every page reads back as written");
-	child_stop(FALSE);
-	expect_no_swap_left();
+	cr_assert_eq(stand_in_verify(), 0, "every page reads back as written");
+	stand_in_stop(FALSE);
+	stand_in_expect_no_swap_left();
 }

@@ -45,7 +45,7 @@
 #include "host-pageout.h"
 #include "host-reclaim.h"
 #include "ram-map.h"
-#include "test-swap.h"
+#include "test-stand-in.h"
 
 #define PAGE 4096ULL
 #define MIB  (1ULL << 20)
@@ -181,45 +181,6 @@ struct child_report {
 	int32_t status;
 };
 
-static struct test_swap swap;
-static pid_t child_pid;
-static int to_child = -1, from_child = -1;
-static GPtrArray *swaps_before;
-
-/* Word @w of page @page: never 0 and different in every word of every page
- * (a splitmix64 step over the word's number), so no page is one value that
- * zswap could keep without its contents. */
-static uint64_t word_of(uint64_t page, uint64_t w)
-{
-	uint64_t z = page * (PAGE / 8) + w + 0x2545f4914f6cdd1dULL;
-
-	z = (z ^ (z >> 33)) * 0xff51afd7ed558ccdULL;
-	z = (z ^ (z >> 33)) * 0xc4ceb9fe1a85ec53ULL;
-	z ^= z >> 33;
-	return z ? z : 1;
-}
-
-/* Write the pattern into the @nr_pages pages at @p, or (with @check) count
- * the pages that differ from it. */
-static uint64_t pattern(uint64_t *p, uint64_t nr_pages, gboolean check)
-{
-	uint64_t bad = 0;
-
-	for (uint64_t pg = 0; pg < nr_pages; pg++) {
-		uint64_t *words = p + pg * (PAGE / 8);
-		gboolean same = TRUE;
-
-		for (uint64_t w = 0; w < PAGE / 8; w++) {
-			if (!check)
-				words[w] = word_of(pg, w);
-			else if (words[w] != word_of(pg, w))
-				same = FALSE;
-		}
-		bad += !same;
-	}
-	return bad;
-}
-
 static void child_fail(int out)
 {
 	struct child_report r = { .status = errno ? errno : EIO };
@@ -228,15 +189,24 @@ static void child_fail(int out)
 	_exit(1);
 }
 
-/* Commands: 'v' verify every page (reading the cold half swaps it back in)
- * and answer the number of bad pages; 'q' exit. */
-static void child_main(int in, int out)
+/* In the child: the address of its buffer, for the verification. */
+static char *child_buffer;
+
+/* In the child: the pages of its buffer that differ from the pattern. */
+static uint64_t child_verify_pages(const void *arg)
+{
+	(void)arg;
+	return stand_in_pattern((uint64_t *)child_buffer, 0, GUEST_BYTES / PAGE, TRUE);
+}
+
+/* The child's body: one buffer of GUEST_BYTES between PROT_NONE pages, the
+ * hot half a mapping of its own (MADV_DONTFORK). */
+static void child_body(int in, int out, const void *arg)
 {
 	struct child_report r = { 0 };
 	char *raw, *base;
-	char cmd;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	(void)arg;
 	raw = mmap(NULL, GUEST_BYTES + 2 * PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (raw == MAP_FAILED)
@@ -247,116 +217,35 @@ static void child_main(int in, int out)
 	    madvise(base, GUEST_BYTES, MADV_NOHUGEPAGE) != 0 ||
 	    madvise(base, HALF_BYTES, MADV_DONTFORK) != 0)
 		child_fail(out);
-	pattern((uint64_t *)base, GUEST_BYTES / PAGE, FALSE);
+	stand_in_pattern((uint64_t *)base, 0, GUEST_BYTES / PAGE, FALSE);
+	child_buffer = base;
 	r.base = (uint64_t)(uintptr_t)base;
 	if (write(out, &r, sizeof(r)) != sizeof(r))
 		_exit(1);
-	while (read(in, &cmd, 1) == 1) {
-		uint64_t bad;
-
-		if (cmd == 'q')
-			_exit(0);
-		if (cmd != 'v')
-			continue;
-		bad = pattern((uint64_t *)base, GUEST_BYTES / PAGE, TRUE);
-		if (write(out, &bad, sizeof(bad)) != sizeof(bad))
-			_exit(1);
-	}
-	_exit(0);
+	stand_in_serve(in, out, child_verify_pages, NULL);
 }
 
 /* Start the child: the host address of its buffer. */
 static uint64_t child_start(void)
 {
 	struct child_report r;
-	int down[2], up[2];
 
-	cr_assert_eq(pipe2(down, O_CLOEXEC), 0, "pipe: %s", g_strerror(errno));
-	cr_assert_eq(pipe2(up, O_CLOEXEC), 0, "pipe: %s", g_strerror(errno));
-	child_pid = fork();
-	cr_assert_geq(child_pid, 0, "fork: %s", g_strerror(errno));
-	if (child_pid == 0) {
-		close(down[1]);
-		close(up[0]);
-		child_main(down[0], up[1]);
-	}
-	close(down[0]);
-	close(up[1]);
-	to_child = down[1];
-	from_child = up[0];
-	cr_assert_eq(read(from_child, &r, sizeof(r)), (ssize_t)sizeof(r),
-		     "the child did not report its memory");
+	stand_in_start(child_body, NULL, &r, sizeof(r));
 	cr_assert_eq(r.status, 0, "the child could not set up its memory: %s",
 		     g_strerror(r.status));
 	cr_assert(r.base % PAGE == 0, "the child's buffer is not page-aligned");
 	return r.base;
 }
 
-/* Ask the child to verify every page: the number of bad pages. */
-static uint64_t child_verify(void)
-{
-	uint64_t bad = G_MAXUINT64;
-
-	cr_assert_eq(write(to_child, "v", 1), 1, "cannot ask the child to verify");
-	cr_assert_eq(read(from_child, &bad, sizeof(bad)), (ssize_t)sizeof(bad),
-		     "the child did not answer (it died?)");
-	return bad;
-}
-
-/* Tell the child to exit and wait until it has (a zombie), without reaping
- * it. */
-static void child_exit_unreaped(void)
-{
-	siginfo_t info = { 0 };
-
-	cr_assert_eq(write(to_child, "q", 1), 1, "cannot tell the child to exit");
-	cr_assert_eq(waitid(P_PID, (id_t)child_pid, &info, WEXITED | WNOWAIT), 0,
-		     "waitid on the child: %s", g_strerror(errno));
-}
-
-/* Let the child exit and reap it; kill it when @kill_it. Idempotent. */
-static void child_stop(gboolean kill_it)
-{
-	int status;
-
-	if (to_child >= 0)
-		close(to_child);
-	if (from_child >= 0)
-		close(from_child);
-	to_child = from_child = -1;
-	if (child_pid > 0) {
-		if (kill_it)
-			kill(child_pid, SIGKILL);
-		waitpid(child_pid, &status, 0);
-		child_pid = 0;
-	}
-}
-
 /* ------------------------------------------------------------------------- */
 /* Looking at the child's memory                                             */
 /* ------------------------------------------------------------------------- */
-
-/* smaps of the half at @start (one mapping of its own). */
-static struct vr_range_usage usage_of(uint64_t start, const char *what)
-{
-	struct vr_range_usage u;
-	g_autoptr(GError) err = NULL;
-
-	cr_assert(vr_smaps_read_range_usage("/proc", child_pid, start, start + HALF_BYTES, &u,
-					    &err),
-		  "smaps of the %s half: %s", what, err ? err->message : "");
-	cr_assert_eq(u.vma_bytes, HALF_BYTES,
-		     "the %s half should be a mapping of its own (%" G_GUINT64_FORMAT
-		     " bytes counted)",
-		     what, (guint64)u.vma_bytes);
-	return u;
-}
 
 /* Bytes of the child's [@start, @end) whose pages are in swap (pagemap bit
  * 62: the page table holds a swap entry). */
 static uint64_t swapped_bytes(uint64_t start, uint64_t end)
 {
-	g_autofree char *path = g_strdup_printf("/proc/%d/pagemap", (int)child_pid);
+	g_autofree char *path = g_strdup_printf("/proc/%d/pagemap", (int)stand_in_pid);
 	g_autofree uint64_t *entries = NULL;
 	uint64_t nr = (end - start) / PAGE, bytes = 0;
 	ssize_t got;
@@ -374,49 +263,10 @@ static uint64_t swapped_bytes(uint64_t start, uint64_t end)
 	return bytes;
 }
 
-/* /proc/swaps is as it was before the test, and our file is gone. */
-static void expect_no_swap_left(void)
-{
-	g_autoptr(GPtrArray) after = test_swap_list();
-
-	cr_assert_eq(after->len, swaps_before->len,
-		     "/proc/swaps lists %u swaps after the test, %u before", after->len,
-		     swaps_before->len);
-	for (guint i = 0; i < after->len; i++)
-		cr_assert_str_eq(g_ptr_array_index(after, i), g_ptr_array_index(swaps_before, i),
-				 "/proc/swaps changed");
-}
-
 static void setup(void)
 {
-	swap = (struct test_swap){ 0 };
 	script_log.starts = script_log.stops = script_log.frees = script_log.reads = 0;
-	/* a run killed before its cleanup would look like "swap left behind" */
-	if (geteuid() == 0)
-		test_swap_reap_stale();
-	swaps_before = test_swap_list();
-}
-
-static void teardown(void)
-{
-	child_stop(TRUE);
-	test_swap_off(&swap);
-	g_clear_pointer(&swaps_before, g_ptr_array_unref);
-}
-
-/*
- * Skip, saying @why (owned, freed here), after cleaning up: Criterion runs
- * no .fini after a skip, and skips past the cleanup of local g_auto
- * variables, so the message is copied to a static buffer first.
- */
-static void skip_because(char *why)
-{
-	static char msg[512];
-
-	g_strlcpy(msg, why, sizeof(msg));
-	g_free(why);
-	teardown();
-	cr_skip_test("%s", msg);
+	stand_in_setup();
 }
 
 /* A reclaim of the child's buffer as guest-physical [0, GUEST_BYTES). */
@@ -426,7 +276,7 @@ static struct vr_host_reclaim *reclaim_of_child(uint64_t base, struct vr_access_
 	g_autoptr(GError) err = NULL;
 	struct vr_host_reclaim *hr;
 
-	hr = vr_host_reclaim_new(GUEST_NAME, child_pid, map, G_N_ELEMENTS(map), GUEST_BYTES, src,
+	hr = vr_host_reclaim_new(GUEST_NAME, stand_in_pid, map, G_N_ELEMENTS(map), GUEST_BYTES, src,
 				 &err);
 	cr_assert_not_null(hr, "vr_host_reclaim_new: %s", err ? err->message : "");
 	return hr;
@@ -437,7 +287,7 @@ static struct vr_host_reclaim *reclaim_of_child(uint64_t base, struct vr_access_
 /* ------------------------------------------------------------------------- */
 
 /* Swap for the paging cases, root for all (CAP_SYS_NICE). */
-TestSuite(host_reclaim_real, .init = setup, .fini = teardown);
+TestSuite(host_reclaim_real, .init = setup, .fini = stand_in_teardown);
 
 /*
  * The picture (guest-physical, MiB; hot: 20 of 20 samples; scores under the
@@ -491,13 +341,13 @@ ParameterizedTest(struct real_case *c, host_reclaim_real, cold_half_leaves_memor
 
 	why = test_swap_on(&swap, SWAP_BYTES);
 	if (why)
-		skip_because(g_strdup_printf("%s: no swap for the test: %s", c->name, why));
+		stand_in_skip(g_strdup_printf("%s: no swap for the test: %s", c->name, why));
 	cr_assert(test_swap_listed(swap.file), "%s: /proc/swaps lists %s", c->name, swap.file);
 
 	base = child_start();
 	hr = reclaim_of_child(base, script_new(picture, G_N_ELEMENTS(picture)));
-	cold0 = usage_of(base + HALF_BYTES, "cold");
-	hot0 = usage_of(base, "hot");
+	cold0 = stand_in_usage(base + HALF_BYTES, HALF_BYTES, "cold");
+	hot0 = stand_in_usage(base, HALF_BYTES, "hot");
 	cr_assert_geq(cold0.rss_bytes, HALF_BYTES - SLACK_BYTES,
 		      "%s: the cold half is resident before (%" G_GUINT64_FORMAT " bytes)", c->name,
 		      (guint64)cold0.rss_bytes);
@@ -521,28 +371,13 @@ ParameterizedTest(struct real_case *c, host_reclaim_real, cold_half_leaves_memor
 
 	/* smaps: the cold half's resident bytes fall by what was paged out,
 	 * not more; the hot half stays */
-	cold1 = usage_of(base + HALF_BYTES, "cold");
-	hot1 = usage_of(base, "hot");
-	cr_log_info("%s: cold half rss %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
-		    " KiB, swap %" G_GUINT64_FORMAT " KiB; hot half rss %" G_GUINT64_FORMAT
-		    " -> %" G_GUINT64_FORMAT " KiB",
-		    c->name, (guint64)cold0.rss_bytes / 1024, (guint64)cold1.rss_bytes / 1024,
-		    (guint64)cold1.swap_bytes / 1024, (guint64)hot0.rss_bytes / 1024,
-		    (guint64)hot1.rss_bytes / 1024);
-	cr_assert_leq(cold1.rss_bytes, cold0.rss_bytes - c->want_planned + SLACK_BYTES,
-		      "%s: the cold half's resident bytes should fall by %" G_GUINT64_FORMAT
-		      ": %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT,
-		      c->name, (guint64)c->want_planned, (guint64)cold0.rss_bytes,
-		      (guint64)cold1.rss_bytes);
+	cold1 = stand_in_usage(base + HALF_BYTES, HALF_BYTES, "cold");
+	hot1 = stand_in_usage(base, HALF_BYTES, "hot");
+	stand_in_expect_halves(c->name, &cold0, &cold1, &hot0, &hot1, c->want_planned, SLACK_BYTES);
 	cr_assert_geq(cold1.rss_bytes + c->want_planned, cold0.rss_bytes,
 		      "%s: no more than the quota leaves: %" G_GUINT64_FORMAT
 		      " -> %" G_GUINT64_FORMAT,
 		      c->name, (guint64)cold0.rss_bytes, (guint64)cold1.rss_bytes);
-	cr_assert_geq(hot1.rss_bytes, hot0.rss_bytes - SLACK_BYTES,
-		      "%s: the hot half stays resident: %" G_GUINT64_FORMAT
-		      " -> %" G_GUINT64_FORMAT,
-		      c->name, (guint64)hot0.rss_bytes, (guint64)hot1.rss_bytes);
-	cr_assert_eq(hot1.swap_bytes, 0, "%s: nothing of the hot half in swap", c->name);
 
 	/* pagemap: coldest first, page by page */
 	hot_out = swapped_bytes(base, base + HALF_BYTES);
@@ -566,13 +401,13 @@ ParameterizedTest(struct real_case *c, host_reclaim_real, cold_half_leaves_memor
 					   base + HALF_BYTES + 16 * MIB),
 			     0, "%s: the cut range keeps its lower part", c->name);
 
-	cr_assert_eq(child_verify(), 0, "%s: every page reads back as written", c->name);
+	cr_assert_eq(stand_in_verify(), 0, "%s: every page reads back as written", c->name);
 	g_clear_pointer(&hr, vr_host_reclaim_free);
 	cr_assert_eq(script_log.stops, 1, "%s: freeing the reclaim stops the source", c->name);
 	cr_assert_eq(script_log.frees, 1, "%s: and frees it", c->name);
-	child_stop(FALSE);
+	stand_in_stop(FALSE);
 	test_swap_off(&swap);
-	expect_no_swap_left();
+	stand_in_expect_no_swap_left();
 }
 
 /* The QEMU process exits: the next step fails, naming the guest and the
@@ -606,17 +441,17 @@ ParameterizedTest(struct exit_case *c, host_reclaim_real, qemu_exits)
 	uint64_t base;
 
 	if (geteuid() != 0)
-		skip_because(g_strdup("process_madvise on another process needs CAP_SYS_NICE: "
-				      "run as root"));
+		stand_in_skip(g_strdup("process_madvise on another process needs CAP_SYS_NICE: "
+				       "run as root"));
 	base = child_start();
 	hr = reclaim_of_child(base, script_new(picture, G_N_ELEMENTS(picture)));
 	cr_assert(vr_host_reclaim_step(hr, scheme, 4 * MIB, &res, &err),
 		  "%s: a step while the child lives: %s", c->name, err ? err->message : "");
 	cr_assert_eq(res.advised_bytes, 4 * MIB, "%s: 4 MiB advised", c->name);
 
-	child_exit_unreaped();
+	stand_in_exit_unreaped();
 	if (c->reap)
-		child_stop(FALSE);
+		stand_in_stop(FALSE);
 	cr_assert_not(vr_host_reclaim_step(hr, scheme, 4 * MIB, &res, &err),
 		      "%s: a step after the child exited should fail", c->name);
 	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_GONE,
@@ -629,7 +464,7 @@ ParameterizedTest(struct exit_case *c, host_reclaim_real, qemu_exits)
 /* What needs neither swap nor root                                          */
 /* ------------------------------------------------------------------------- */
 
-TestSuite(host_reclaim, .init = setup, .fini = teardown);
+TestSuite(host_reclaim, .init = setup, .fini = stand_in_teardown);
 
 /* A map of this test process's own memory: steps whose plan stays in holes
  * or is empty never call the kernel. */
