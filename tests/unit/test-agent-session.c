@@ -15,31 +15,25 @@
  * Criterion runs every test in its own process: parameter structs hold no
  * pointers (fixed arrays only).
  */
-#define _GNU_SOURCE /* accept4, SOCK_NONBLOCK, MSG_NOSIGNAL */
+#define _GNU_SOURCE /* accept4 in test-fake-agent.h */
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include <errno.h>
-#include <glib-unix.h>
 #include <glib.h>
-#include <glib/gstdio.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "agent-session.h"
 #include "protocol.h"
+#include "test-fake-agent.h"
 #include "test-messages.h"
 
 #define MIB		(1024ULL * 1024)
 #define GIB		(1024ULL * MIB)
 #define GUEST_MEM	GIB
 #define DOMAIN		"test-vm"
-#define NR_COMMANDS	(VR_PROTO_RESUME + 1)
+#define NR_COMMANDS	FAKE_AGENT_NR_COMMANDS
 #define MAX_ACCEPTS	16
 #define WAIT_MS		3000 /* the most any test waits for an event */
 #define CALL_TIMEOUT_MS 2000
@@ -50,13 +44,10 @@
 /* ---- the fake agent ---- */
 
 /**
- * struct fake_agent - a unix socket server that plays the guest agent.
- * @dir, @path:		the temporary folder and the socket in it.
- * @listen_fd, @listen_watch: the listening socket, -1/0 before fake_listen().
- * @fd, @conn_watch, @out_watch, @out, @reader: the connection (one at a time:
- *			a new one replaces the old, like the real agent).
- * @accepts, @accept_us: connections taken, and when (monotonic).
- * @requests:		requests received, per command.
+ * struct fake_agent - the guest agent these tests play, on the shared
+ * transport (test-fake-agent.h).
+ * @srv:		the socket server.
+ * @accept_us:		when each connection was taken (monotonic).
  * @silent:		bit (1 << command): never answer it.
  * @delay_ms:		answer this command this late.
  * @canned:		answer this command with this line instead ("@ID@" in it
@@ -65,18 +56,8 @@
  * @close_after_hello:	close the connection right after answering hello.
  */
 struct fake_agent {
-	char *dir;
-	char *path;
-	int listen_fd;
-	guint listen_watch;
-	int fd;
-	guint conn_watch;
-	guint out_watch;
-	GString *out;
-	struct vr_proto_reader *reader;
-	guint accepts;
+	struct fake_agent_server srv;
 	gint64 accept_us[MAX_ACCEPTS];
-	guint requests[NR_COMMANDS];
 	guint silent;
 	guint delay_ms[NR_COMMANDS];
 	const char *canned[NR_COMMANDS];
@@ -87,68 +68,16 @@ struct fake_agent {
 
 static struct fake_agent *fa;
 
-static void fake_close_conn(void)
-{
-	if (fa->conn_watch)
-		g_source_remove(fa->conn_watch);
-	if (fa->out_watch)
-		g_source_remove(fa->out_watch);
-	fa->conn_watch = fa->out_watch = 0;
-	if (fa->fd >= 0)
-		close(fa->fd);
-	fa->fd = -1;
-	g_string_truncate(fa->out, 0);
-	g_clear_pointer(&fa->reader, vr_proto_reader_free);
-}
-
-static gboolean fake_on_writable(gint fd, GIOCondition cond, gpointer data);
-
-static void fake_flush(void)
-{
-	while (fa->fd >= 0 && fa->out->len) {
-		ssize_t n = send(fa->fd, fa->out->str, fa->out->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EAGAIN) {
-			if (!fa->out_watch)
-				fa->out_watch =
-					g_unix_fd_add(fa->fd, G_IO_OUT, fake_on_writable, NULL);
-			return;
-		}
-		if (n <= 0) {
-			fake_close_conn();
-			return;
-		}
-		g_string_erase(fa->out, 0, n);
-	}
-}
-
-static gboolean fake_on_writable(gint fd, GIOCondition cond, gpointer data)
-{
-	(void)fd;
-	(void)cond;
-	(void)data;
-	fa->out_watch = 0;
-	fake_flush();
-	return G_SOURCE_REMOVE;
-}
-
-/* Send @text (any bytes, @len of them) on the current connection. */
-static void fake_send_len(const char *text, gsize len)
-{
-	cr_assert_geq(fa->fd, 0, "the fake agent has no connection to send on");
-	g_string_append_len(fa->out, text, (gssize)len);
-	fake_flush();
-}
-
 static void fake_send(const char *text)
 {
-	fake_send_len(text, strlen(text));
+	fake_server_send(&fa->srv, text);
 }
 
 static gboolean fake_on_delayed(gpointer data)
 {
 	g_autofree char *line = data;
 
-	if (fa->fd >= 0)
+	if (fa->srv.fd >= 0)
 		fake_send(line);
 	return G_SOURCE_REMOVE;
 }
@@ -194,101 +123,32 @@ static char *fake_answer(const struct vr_proto_request *req)
 	}
 }
 
-static void fake_on_request(const char *line, gsize len)
+static void fake_on_request(struct fake_agent_server *srv, const struct vr_proto_request *req)
 {
-	g_auto(vr_proto_request) req = { 0 };
-	g_autoptr(GError) err = NULL;
-
-	cr_assert(vr_proto_decode_request(line, len, &req, &err),
-		  "the session sent a request the agent refuses: %s", err->message);
-	fa->requests[req.command]++;
-	if (fa->silent & (1u << req.command))
+	if (fa->silent & (1u << req->command))
 		return;
-	char *answer = fake_answer(&req);
-	if (fa->delay_ms[req.command]) {
-		g_timeout_add(fa->delay_ms[req.command], fake_on_delayed, answer);
+	char *answer = fake_answer(req);
+	if (fa->delay_ms[req->command]) {
+		g_timeout_add(fa->delay_ms[req->command], fake_on_delayed, answer);
 		return;
 	}
 	fake_send(answer);
 	g_free(answer);
-	if (req.command == VR_PROTO_HELLO && fa->close_after_hello)
-		fake_close_conn();
+	if (req->command == VR_PROTO_HELLO && fa->close_after_hello)
+		fake_server_close_conn(srv);
 }
 
-static gboolean fake_on_readable(gint fd, GIOCondition cond, gpointer data)
+static void fake_on_accept(struct fake_agent_server *srv)
 {
-	char buf[16384];
-	ssize_t n = read(fd, buf, sizeof(buf));
-
-	(void)cond;
-	(void)data;
-	if (n <= 0) {
-		fa->conn_watch = 0;
-		fake_close_conn();
-		return G_SOURCE_REMOVE;
-	}
-	vr_proto_reader_feed(fa->reader, buf, (gsize)n);
-	for (;;) {
-		g_autofree char *line = NULL;
-		gsize len = 0;
-		g_autoptr(GError) err = NULL;
-
-		cr_assert(vr_proto_reader_next(fa->reader, &line, &len, &err),
-			  "the session sent a line too long: %s", err ? err->message : "?");
-		if (!line)
-			break;
-		fake_on_request(line, len);
-		if (fa->fd != fd)
-			return G_SOURCE_REMOVE; /* closed after answering */
-	}
-	return G_SOURCE_CONTINUE;
-}
-
-static gboolean fake_on_accept(gint fd, GIOCondition cond, gpointer data)
-{
-	int conn = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-	(void)cond;
-	(void)data;
-	if (conn < 0)
-		return G_SOURCE_CONTINUE;
-	fake_close_conn(); /* a new host replaces the old one */
-	if (fa->accepts < MAX_ACCEPTS)
-		fa->accept_us[fa->accepts] = g_get_monotonic_time();
-	fa->accepts++;
-	fa->fd = conn;
-	fa->reader = vr_proto_reader_new();
-	fa->conn_watch = g_unix_fd_add(conn, G_IO_IN | G_IO_HUP | G_IO_ERR, fake_on_readable, NULL);
-	return G_SOURCE_CONTINUE;
-}
-
-/* Start listening at fa->path (libvirt creating the socket when the domain starts). */
-static void fake_listen(void)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
-	cr_assert_lt(strlen(fa->path), sizeof(sa.sun_path), "the socket path %s is too long",
-		     fa->path);
-	memcpy(sa.sun_path, fa->path, strlen(fa->path) + 1);
-	fa->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	cr_assert_geq(fa->listen_fd, 0, "socket(): %s", g_strerror(errno));
-	cr_assert_eq(bind(fa->listen_fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "bind %s: %s",
-		     fa->path, g_strerror(errno));
-	cr_assert_eq(listen(fa->listen_fd, 4), 0, "listen: %s", g_strerror(errno));
-	fa->listen_watch = g_unix_fd_add(fa->listen_fd, G_IO_IN, fake_on_accept, NULL);
+	if (srv->accepts <= MAX_ACCEPTS)
+		fa->accept_us[srv->accepts - 1] = g_get_monotonic_time();
 }
 
 static void fake_new(void)
 {
-	g_autoptr(GError) err = NULL;
-
 	fa = g_new0(struct fake_agent, 1);
-	fa->dir = g_dir_make_tmp("vr-session-XXXXXX", &err);
-	cr_assert_not_null(fa->dir, "cannot make a temporary folder: %s", err ? err->message : "?");
-	fa->path = g_build_filename(fa->dir, "agent.sock", NULL);
-	fa->listen_fd = -1;
-	fa->fd = -1;
-	fa->out = g_string_new(NULL);
+	fake_server_init(&fa->srv, "vr-session-XXXXXX", fake_on_request);
+	fa->srv.on_accept = fake_on_accept;
 	fa->regions = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
 	fa->stats = (struct vr_agent_stats){
 		.backend = "damon",
@@ -307,17 +167,8 @@ static void fake_free(void)
 {
 	if (!fa)
 		return;
-	fake_close_conn();
-	if (fa->listen_watch)
-		g_source_remove(fa->listen_watch);
-	if (fa->listen_fd >= 0)
-		close(fa->listen_fd);
-	g_unlink(fa->path);
-	g_rmdir(fa->dir);
-	g_string_free(fa->out, TRUE);
+	fake_server_clear(&fa->srv);
 	g_array_unref(fa->regions);
-	g_free(fa->path);
-	g_free(fa->dir);
 	g_clear_pointer(&fa, g_free);
 }
 
@@ -435,31 +286,19 @@ static void on_reply(struct vr_agent_session *s, struct vr_proto_message *reply,
 
 /* ---- the main loop ---- */
 
-static gboolean on_expired(gpointer data)
+static gboolean count_reached(gconstpointer arg)
 {
-	*(gboolean *)data = TRUE;
-	return G_SOURCE_REMOVE;
+	const guint *const *pair = arg;
+
+	return *pair[0] >= *pair[1];
 }
 
 /* Run the main loop until *@counter reaches @want or @ms pass. */
 static bool wait_count(const guint *counter, guint want, guint ms)
 {
-	gboolean expired = FALSE;
-	guint timer = g_timeout_add(ms, on_expired, &expired);
+	const guint *pair[] = { counter, &want };
 
-	while (*counter < want && !expired)
-		g_main_context_iteration(NULL, TRUE);
-	if (!expired)
-		g_source_remove(timer);
-	return *counter >= want;
-}
-
-/* Run the main loop for @ms. */
-static void spin_ms(guint ms)
-{
-	guint never = 0;
-
-	wait_count(&never, 1, ms);
+	return fake_loop_run_until(count_reached, pair, ms);
 }
 
 static struct vr_agent_session_limits test_limits(void)
@@ -477,7 +316,7 @@ static struct vr_agent_session *session_new_ok(const struct vr_agent_session_lim
 {
 	g_autoptr(GError) err = NULL;
 	struct vr_agent_session *s =
-		vr_agent_session_new(DOMAIN, fa->path, l, &test_ops, NULL, &err);
+		vr_agent_session_new(DOMAIN, fa->srv.path, l, &test_ops, NULL, &err);
 
 	cr_assert_not_null(s, "expected a session, got: %s", err ? err->message : "NULL");
 	return s;
@@ -534,7 +373,7 @@ static void setup(void)
 {
 	memset(&ev, 0, sizeof(ev));
 	fake_new();
-	fake_listen();
+	fake_server_listen(&fa->srv);
 }
 
 static void setup_no_socket(void)
@@ -722,7 +561,7 @@ Test(session, lying_stats)
 	/* The same claim in a report: not passed on, counted. */
 	g_autofree char *report = vr_proto_encode_report(0, &fa->stats);
 	fake_send(report);
-	spin_ms(100);
+	fake_loop_spin_ms(100);
 	cr_assert_eq(ev.reports, 0, "expected the lying report not to reach the daemon");
 	cr_assert_eq(counters().refused_lies, 2, "expected two lies counted, got %" PRIu64,
 		     counters().refused_lies);
@@ -936,7 +775,7 @@ Test(session, hello_and_call)
 	cr_assert_eq(c.reconnects, 0, "expected no reconnect");
 	cr_assert_eq(c.ups, 1, "expected one up");
 	cr_assert_eq(c.refused, 0, "expected nothing refused");
-	cr_assert_eq(fa->requests[VR_PROTO_HELLO], 1, "expected one hello sent");
+	cr_assert_eq(fa->srv.requests[VR_PROTO_HELLO], 1, "expected one hello sent");
 	call_result_clear(&r);
 }
 
@@ -974,7 +813,7 @@ Test(session, slow_reply_times_out_and_late_reply_dropped)
 	cr_assert(msg_has_any(r.error->message, "get-stats"), "expected the command named: %s",
 		  r.error->message);
 
-	spin_ms(400); /* the late reply arrives */
+	fake_loop_spin_ms(400); /* the late reply arrives */
 	struct vr_agent_session_counters c = counters();
 	cr_assert_eq(r.count, 1, "expected the late reply not to call back again");
 	cr_assert_eq(c.late_replies, 1, "expected one late reply, got %" PRIu64, c.late_replies);
@@ -1004,7 +843,7 @@ Test(session, unanswered_requests_restart_the_session)
 				     "call");
 	}
 	cr_assert(wait_count(&ev.ups, 2, WAIT_MS), "expected the session to reconnect and come up");
-	cr_assert_eq(fa->accepts, 2, "expected a second connection, got %u", fa->accepts);
+	cr_assert_eq(fa->srv.accepts, 2, "expected a second connection, got %u", fa->srv.accepts);
 	cr_assert_eq(counters().reconnects, 1, "expected one reconnect");
 	for (int i = 0; i < 3; i++)
 		call_result_clear(&r[i]);
@@ -1017,7 +856,7 @@ Test(session, unanswered_hello_reconnects)
 	fa->silent = 1u << VR_PROTO_HELLO;
 	l.hello_timeout_ms = 80;
 	session = session_new_ok(&l);
-	cr_assert(wait_count(&fa->accepts, 3, WAIT_MS), "expected the session to try again");
+	cr_assert(wait_count(&fa->srv.accepts, 3, WAIT_MS), "expected the session to try again");
 	cr_assert_eq(ev.ups, 0, "expected the session never up");
 	cr_assert_eq(ev.downs, 0, "expected no ops->down for a session that was never up");
 	const char *last = vr_agent_session_last_error(session);
@@ -1031,7 +870,7 @@ Test(session, unanswered_hello_reconnects)
 	cr_assert_not(vr_agent_session_call(session, &req, 100, on_reply, &r, &err),
 		      "expected a call to a session that is not up refused");
 	assert_session_error(err, VR_AGENT_SESSION_ERROR_DOWN, "not up", "call while down");
-	spin_ms(20);
+	fake_loop_spin_ms(20);
 	cr_assert_eq(r.count, 0, "expected no callback for a refused call");
 }
 
@@ -1050,7 +889,7 @@ Test(session, too_many_pending_refused_at_once)
 	cr_assert_not(vr_agent_session_call(session, &req, CALL_TIMEOUT_MS, on_reply, &r[2], &err),
 		      "expected the third call refused with max_pending 2");
 	assert_session_error(err, VR_AGENT_SESSION_ERROR_BUSY, "2 requests", "busy");
-	spin_ms(20);
+	fake_loop_spin_ms(20);
 	cr_assert_eq(r[2].count, 0, "expected no callback for the refused call");
 	/* free() ends the two others. */
 	g_clear_pointer(&session, vr_agent_session_free);
@@ -1097,7 +936,7 @@ ParameterizedTest(struct garbage_case *c, session, garbage_lines)
 		if (*p == '~')
 			*p = '\0';
 	start_session(&l);
-	fake_send_len(line, len);
+	fake_server_send_len(&fa->srv, line, len);
 	cr_assert(wait_count(&ev.downs, 1, WAIT_MS), "%s: expected the session to go down",
 		  c->name);
 	assert_session_error(ev.down_error, VR_AGENT_SESSION_ERROR_PROTOCOL, c->want, c->name);
@@ -1133,7 +972,7 @@ Test(session, oversized_line)
 	memset(line, 'x', len - 1);
 	line[len - 1] = '\n';
 	start_session(&l);
-	fake_send_len(line, len);
+	fake_server_send_len(&fa->srv, line, len);
 	cr_assert(wait_count(&ev.downs, 1, WAIT_MS), "expected the session to go down");
 	assert_session_error(ev.down_error, VR_AGENT_SESSION_ERROR_PROTOCOL, "65536",
 			     "oversized line");
@@ -1152,13 +991,13 @@ Test(session, flood_drops_the_connection_and_backs_off)
 		g_autofree char *report = vr_proto_encode_report(seq, &fa->stats);
 		g_string_append(flood, report);
 	}
-	fake_send_len(flood->str, flood->len);
+	fake_server_send_len(&fa->srv, flood->str, flood->len);
 	g_string_free(flood, TRUE);
 	cr_assert(wait_count(&ev.downs, 1, WAIT_MS), "expected the session to go down");
 	assert_session_error(ev.down_error, VR_AGENT_SESSION_ERROR_FLOOD, "floods", "flood");
 	cr_assert_leq(ev.reports, 21, "expected at most the burst passed on, got %u", ev.reports);
 	cr_assert_geq(ev.reports, 15, "expected the burst passed on, got %u", ev.reports);
-	cr_assert(wait_count(&fa->accepts, 2, WAIT_MS), "expected a reconnect");
+	cr_assert(wait_count(&fa->srv.accepts, 2, WAIT_MS), "expected a reconnect");
 	cr_assert_geq(fa->accept_us[1] - ev.down_us[0], 200 * 1000 - WAIT_SLACK_US,
 		      "expected the reconnect to wait the backoff of 200 ms, it waited %" PRId64
 		      " us",
@@ -1175,7 +1014,7 @@ Test(session, byte_flood_of_blank_lines)
 	l.burst_bytes = VR_PROTO_MAX_LINE;
 	memset(blanks, '\n', len);
 	start_session(&l);
-	fake_send_len(blanks, len);
+	fake_server_send_len(&fa->srv, blanks, len);
 	cr_assert(wait_count(&ev.downs, 1, WAIT_MS), "expected the session to go down");
 	assert_session_error(ev.down_error, VR_AGENT_SESSION_ERROR_FLOOD, "bytes/s", "byte flood");
 }
@@ -1189,7 +1028,7 @@ Test(session, unknown_ids_counted_then_down)
 	fake_send("{\"vreclaim\":1,\"id\":777,\"return\":{}}\n");
 	fake_send("{\"vreclaim\":1,\"id\":778,\"error\":{\"class\":\"busy\",\"desc\":\"no\"}}\n");
 	fake_send("{\"vreclaim\":1,\"id\":null,\"error\":{\"class\":\"syntax\",\"desc\":\"?\"}}\n");
-	spin_ms(100);
+	fake_loop_spin_ms(100);
 	struct vr_agent_session_counters c = counters();
 	cr_assert_eq(c.refused, 3, "expected 3 refused, got %" PRIu64, c.refused);
 	cr_assert_eq(c.refused_stray, 2, "expected 2 replies to no request, got %" PRIu64,
@@ -1218,7 +1057,7 @@ Test(session, peer_closing_reconnects_with_backoff)
 	session = session_new_ok(&l);
 	cr_assert(wait_count(&ev.downs, 3, WAIT_MS), "expected the session to go down 3 times");
 	assert_session_error(ev.down_error, VR_AGENT_SESSION_ERROR_CLOSED, "closed", "closed");
-	cr_assert_geq(fa->accepts, 3, "expected 3 connections");
+	cr_assert_geq(fa->srv.accepts, 3, "expected 3 connections");
 	/* Each session was up for less than stable_ms: the wait doubles. */
 	gint64 wait1 = fa->accept_us[1] - ev.down_us[0];
 	gint64 wait2 = fa->accept_us[2] - ev.down_us[1];
@@ -1281,7 +1120,7 @@ Test(session, free_with_pending_calls)
 		cr_assert_eq(r[i].count, 1, "expected call %d called back during free()", i);
 		assert_session_error(r[i].error, VR_AGENT_SESSION_ERROR_CANCELLED, "freed", "free");
 	}
-	spin_ms(200); /* past the timeouts and the delayed reply */
+	fake_loop_spin_ms(200); /* past the timeouts and the delayed reply */
 	for (int i = 0; i < 2; i++)
 		cr_assert_eq(r[i].count, 1, "expected nothing after free() for call %d", i);
 	cr_assert_eq(ev.downs, 0, "expected free() not to call ops->down");
@@ -1305,7 +1144,7 @@ Test(session, free_from_a_callback)
 	cr_assert_null(session, "expected the callback to have freed the session");
 	cr_assert_eq(second.count, 1, "expected the other call cancelled by the free()");
 	assert_session_error(second.error, VR_AGENT_SESSION_ERROR_CANCELLED, "freed", "second");
-	spin_ms(100);
+	fake_loop_spin_ms(100);
 	cr_assert_eq(first.count + second.count, 2, "expected nothing more");
 	call_result_clear(&first);
 	call_result_clear(&second);
@@ -1321,9 +1160,9 @@ Test(session, free_from_ops_up)
 	cr_assert_null(session, "expected ops->up to have freed the session");
 	/* A report after the free goes nowhere. */
 	g_autofree char *report = vr_proto_encode_report(0, &fa->stats);
-	if (fa->fd >= 0)
+	if (fa->srv.fd >= 0)
 		fake_send(report);
-	spin_ms(100);
+	fake_loop_spin_ms(100);
 	cr_assert_eq(ev.reports, 0, "expected nothing after free()");
 	cr_assert_eq(ev.downs, 0, "expected no ops->down after free()");
 }
@@ -1387,20 +1226,20 @@ Test(session_later, socket_appears_later, .init = setup_no_socket, .fini = teard
 	l.backoff_initial_ms = 40;
 	l.backoff_max_ms = 160;
 	session = session_new_ok(&l);
-	spin_ms(300);
+	fake_loop_spin_ms(300);
 	cr_assert_eq(ev.ups, 0, "expected no session without a socket");
 	cr_assert_geq(counters().connect_failures, 3,
 		      "expected connects retried with backoff, got %" PRIu64,
 		      counters().connect_failures);
 	const char *last = vr_agent_session_last_error(session);
-	cr_assert(last && msg_has_any(last, fa->path) && msg_has_any(last, DOMAIN),
+	cr_assert(last && msg_has_any(last, fa->srv.path) && msg_has_any(last, DOMAIN),
 		  "expected the last error to name the socket and the domain: %s",
 		  last ? last : "none");
 	cr_assert_not(vr_agent_session_call(session, &req, 100, on_reply, &r, &err),
 		      "expected a call refused while there is no session");
 	assert_session_error(err, VR_AGENT_SESSION_ERROR_DOWN, "not up", "no socket");
 
-	fake_listen();
+	fake_server_listen(&fa->srv);
 	cr_assert(wait_count(&ev.ups, 1, WAIT_MS),
 		  "expected the session up once the socket exists");
 	cr_assert_eq(counters().connects, 1, "expected one connection");
@@ -1413,10 +1252,10 @@ Test(session_later, kick_connects_at_once, .init = setup_no_socket, .fini = tear
 	l.backoff_initial_ms = 10000;
 	l.backoff_max_ms = 10000;
 	session = session_new_ok(&l);
-	spin_ms(50);
+	fake_loop_spin_ms(50);
 	cr_assert_eq(counters().connect_failures, 1, "expected one failed connect");
-	fake_listen();
-	spin_ms(100);
+	fake_server_listen(&fa->srv);
+	fake_loop_spin_ms(100);
 	cr_assert_eq(ev.ups, 0, "expected the session still waiting its 10 s backoff");
 	vr_agent_session_kick(session);
 	cr_assert(wait_count(&ev.ups, 1, 1000), "expected the kick to connect at once");

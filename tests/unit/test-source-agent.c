@@ -18,26 +18,21 @@
  * Criterion runs every test in its own process: parameter structs hold no
  * pointers (fixed arrays only).
  */
-#define _GNU_SOURCE /* accept4, SOCK_CLOEXEC, MSG_NOSIGNAL */
+#define _GNU_SOURCE /* accept4 in test-fake-agent.h */
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include <errno.h>
-#include <glib-unix.h>
 #include <glib.h>
-#include <glib/gstdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "access-source.h"
 #include "agent-session.h"
 #include "protocol.h"
 #include "test-access-source.h"
+#include "test-fake-agent.h"
 #include "test-messages.h"
 
 /* Under AddressSanitizer each test ends with a leak check of its own
@@ -59,7 +54,6 @@
 #define GIB		(1024ULL * MIB)
 #define GUEST_MEM	GIB
 #define DOMAIN		"srcag-vm"
-#define NR_COMMANDS	(VR_PROTO_RESUME + 1)
 #define WAIT_MS		3000 /* the most a test waits for one event */
 #define CALL_TIMEOUT_MS 2500 /* longer than any hold of a reply in these tests */
 #define QUIET_MS	100  /* how long "nothing more happens" is watched */
@@ -79,25 +73,16 @@ enum regions_mode {
 #define AGENT_ERROR_DESC "DAMON is not running in the guest"
 
 /**
- * struct fake_agent - a unix socket server playing the guest agent.
- * @dir, @path:		the temporary folder and the socket in it.
- * @listen_fd, @listen_watch: the listening socket (-1/0 when not listening).
- * @fd, @watch, @reader: the current connection (a new one replaces it).
- * @requests:		requests received, per command.
+ * struct fake_agent - the guest agent these tests play, on the shared
+ * transport (test-fake-agent.h).
+ * @srv:		the socket server.
  * @mode:		how get-regions is answered.
  * @sample_us, @aggr_us, @regions: the picture of REGIONS_PICTURE.
  * @hold:		keep get-regions replies in @held until released.
  * @held:		the held reply lines (char *), oldest first.
  */
 struct fake_agent {
-	char *dir;
-	char *path;
-	int listen_fd;
-	guint listen_watch;
-	int fd;
-	guint watch;
-	struct vr_proto_reader *reader;
-	guint requests[NR_COMMANDS];
+	struct fake_agent_server srv;
 	enum regions_mode mode;
 	uint64_t sample_us;
 	uint64_t aggr_us;
@@ -108,28 +93,12 @@ struct fake_agent {
 
 static struct fake_agent *fa;
 
-static void fake_drop_conn(void)
-{
-	if (fa->watch)
-		g_source_remove(fa->watch);
-	fa->watch = 0;
-	if (fa->fd >= 0)
-		close(fa->fd);
-	fa->fd = -1;
-	g_clear_pointer(&fa->reader, vr_proto_reader_free);
-}
-
-/* Write @line on the connection; the lines of these tests fit in the
- * socket's buffer, and the connection blocks, so one send() writes it all. */
+/* Write @line on the connection, if there still is one (the session may
+ * have dropped it: the line is then lost). */
 static void fake_write(const char *line)
 {
-	size_t len = strlen(line);
-
-	if (fa->fd < 0)
-		return; /* the session dropped the connection: the line is lost */
-	ssize_t n = send(fa->fd, line, len, MSG_NOSIGNAL);
-	if (n < 0 || (size_t)n != len)
-		fake_drop_conn();
+	if (fa->srv.fd >= 0)
+		fake_server_send(&fa->srv, line);
 }
 
 /* A reply to request @id that breaks the rules of a picture, as a raw line. */
@@ -180,16 +149,12 @@ static char *fake_regions_reply(uint32_t id)
 	}
 }
 
-static void fake_on_request(const char *line, gsize len)
+static void fake_on_request(struct fake_agent_server *srv, const struct vr_proto_request *req)
 {
-	g_auto(vr_proto_request) req = { 0 };
-	g_autoptr(GError) err = NULL;
 	char *reply;
 
-	cr_assert(vr_proto_decode_request(line, len, &req, &err),
-		  "the session sent a request the agent cannot read: %s", err->message);
-	fa->requests[req.command]++;
-	if (req.command == VR_PROTO_HELLO) {
+	(void)srv;
+	if (req->command == VR_PROTO_HELLO) {
 		const struct vr_proto_hello hello = {
 			.version = 1,
 			.agent = "srcag-fake",
@@ -198,91 +163,32 @@ static void fake_on_request(const char *line, gsize len)
 			.nr_backends = 1,
 			.backend = "damon",
 		};
-		reply = vr_proto_encode_hello(req.id, &hello);
-	} else if (req.command == VR_PROTO_GET_REGIONS) {
-		reply = fake_regions_reply(req.id);
+		reply = vr_proto_encode_hello(req->id, &hello);
+	} else if (req->command == VR_PROTO_GET_REGIONS) {
+		reply = fake_regions_reply(req->id);
 		if (fa->hold) {
 			g_ptr_array_add(fa->held, reply);
 			return;
 		}
 	} else {
-		reply = vr_proto_encode_empty(req.id);
+		reply = vr_proto_encode_empty(req->id);
 	}
 	fake_write(reply);
 	g_free(reply);
 }
 
-static gboolean fake_on_readable(gint fd, GIOCondition cond, gpointer data)
+/* Held replies belong to the old connection's requests. */
+static void fake_on_accept(struct fake_agent_server *srv)
 {
-	char buf[8192];
-	ssize_t n = read(fd, buf, sizeof(buf));
-
-	(void)cond;
-	(void)data;
-	if (n <= 0) {
-		fa->watch = 0; /* removed by returning G_SOURCE_REMOVE */
-		fake_drop_conn();
-		return G_SOURCE_REMOVE;
-	}
-	vr_proto_reader_feed(fa->reader, buf, (gsize)n);
-	for (;;) {
-		g_autofree char *line = NULL;
-		g_autoptr(GError) err = NULL;
-		gsize len = 0;
-
-		cr_assert(vr_proto_reader_next(fa->reader, &line, &len, &err),
-			  "the session sent a line the agent refuses: %s",
-			  err ? err->message : "?");
-		if (!line)
-			return G_SOURCE_CONTINUE;
-		fake_on_request(line, len);
-		if (fa->fd != fd)
-			return G_SOURCE_REMOVE; /* the connection broke while answering */
-	}
-}
-
-static gboolean fake_on_accept(gint fd, GIOCondition cond, gpointer data)
-{
-	int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-
-	(void)cond;
-	(void)data;
-	if (conn < 0)
-		return G_SOURCE_CONTINUE;
-	fake_drop_conn();
-	/* Held replies belong to the old connection's requests. */
+	(void)srv;
 	g_ptr_array_set_size(fa->held, 0);
-	fa->fd = conn;
-	fa->reader = vr_proto_reader_new();
-	fa->watch = g_unix_fd_add(conn, G_IO_IN | G_IO_HUP | G_IO_ERR, fake_on_readable, NULL);
-	return G_SOURCE_CONTINUE;
-}
-
-static void fake_listen(void)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-
-	cr_assert_lt(strlen(fa->path), sizeof(addr.sun_path), "the socket path is too long: %s",
-		     fa->path);
-	g_strlcpy(addr.sun_path, fa->path, sizeof(addr.sun_path));
-	fa->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	cr_assert_geq(fa->listen_fd, 0, "socket(): %s", g_strerror(errno));
-	cr_assert_eq(bind(fa->listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0, "bind(%s): %s",
-		     fa->path, g_strerror(errno));
-	cr_assert_eq(listen(fa->listen_fd, 4), 0, "listen(): %s", g_strerror(errno));
-	fa->listen_watch = g_unix_fd_add(fa->listen_fd, G_IO_IN, fake_on_accept, NULL);
 }
 
 static void fake_new(void)
 {
-	g_autoptr(GError) err = NULL;
-
 	fa = g_new0(struct fake_agent, 1);
-	fa->dir = g_dir_make_tmp("vr-srcag-XXXXXX", &err);
-	cr_assert_not_null(fa->dir, "no temporary folder: %s", err ? err->message : "?");
-	fa->path = g_build_filename(fa->dir, "agent.sock", NULL);
-	fa->listen_fd = -1;
-	fa->fd = -1;
+	fake_server_init(&fa->srv, "vr-srcag-XXXXXX", fake_on_request);
+	fa->srv.on_accept = fake_on_accept;
 	fa->sample_us = 5000;
 	fa->aggr_us = 100000;
 	fa->regions = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
@@ -293,17 +199,9 @@ static void fake_free(void)
 {
 	if (!fa)
 		return;
-	fake_drop_conn();
-	if (fa->listen_watch)
-		g_source_remove(fa->listen_watch);
-	if (fa->listen_fd >= 0)
-		close(fa->listen_fd);
-	g_unlink(fa->path);
-	g_rmdir(fa->dir);
+	fake_server_clear(&fa->srv);
 	g_ptr_array_unref(fa->held);
 	g_array_unref(fa->regions);
-	g_free(fa->path);
-	g_free(fa->dir);
 	g_clear_pointer(&fa, g_free);
 }
 
@@ -316,39 +214,6 @@ static void fake_set_picture(uint64_t sample_us, uint64_t aggr_us,
 	fa->aggr_us = aggr_us;
 	g_array_set_size(fa->regions, 0);
 	g_array_append_vals(fa->regions, regs, n);
-}
-
-/* ---- the main loop ---- */
-
-static gboolean on_expired(gpointer data)
-{
-	*(gboolean *)data = TRUE;
-	return G_SOURCE_REMOVE;
-}
-
-/* Run the main loop until @done(@arg) or @ms pass; whether @done. */
-static bool run_until(gboolean (*done)(gconstpointer arg), gconstpointer arg, guint ms)
-{
-	gboolean expired = FALSE;
-	guint timer = g_timeout_add(ms, on_expired, &expired);
-
-	while (!done(arg) && !expired)
-		g_main_context_iteration(NULL, TRUE);
-	if (!expired)
-		g_source_remove(timer);
-	return done(arg);
-}
-
-static gboolean never(gconstpointer arg)
-{
-	(void)arg;
-	return FALSE;
-}
-
-/* Run the main loop for @ms. */
-static void spin_ms(guint ms)
-{
-	run_until(never, NULL, ms);
 }
 
 /* ---- the session and the source ---- */
@@ -377,7 +242,7 @@ static gboolean lines_reached(gconstpointer arg)
 
 static gboolean regions_requests_reached(gconstpointer arg)
 {
-	return fa->requests[VR_PROTO_GET_REGIONS] >= *(const guint *)arg;
+	return fa->srv.requests[VR_PROTO_GET_REGIONS] >= *(const guint *)arg;
 }
 
 static void session_start(void)
@@ -389,13 +254,13 @@ static void session_start(void)
 	l.hello_timeout_ms = 2000;
 	l.backoff_initial_ms = 20;
 	l.backoff_max_ms = 100;
-	session = vr_agent_session_new(DOMAIN, fa->path, &l, NULL, NULL, &err);
+	session = vr_agent_session_new(DOMAIN, fa->srv.path, &l, NULL, NULL, &err);
 	cr_assert_not_null(session, "expected a session, got: %s", err ? err->message : "NULL");
 }
 
 static void wait_session_up(void)
 {
-	cr_assert(run_until(session_up, NULL, WAIT_MS),
+	cr_assert(fake_loop_run_until(session_up, NULL, WAIT_MS),
 		  "expected the session to come up; last error: %s",
 		  vr_agent_session_last_error(session) ? vr_agent_session_last_error(session) :
 							 "none");
@@ -425,7 +290,7 @@ static void refresh_ok(struct vr_access_source *s, const char *what)
 /* Wait until the session has read line number @lines. */
 static void wait_lines(uint64_t lines, const char *what)
 {
-	cr_assert(run_until(lines_reached, &lines, WAIT_MS),
+	cr_assert(fake_loop_run_until(lines_reached, &lines, WAIT_MS),
 		  "%s: expected the session to read the reply (%" G_GUINT64_FORMAT
 		  " lines, it has %" G_GUINT64_FORMAT ")",
 		  what, lines, session_lines());
@@ -434,9 +299,9 @@ static void wait_lines(uint64_t lines, const char *what)
 /* Wait until get-regions number @n reached the fake agent. */
 static void wait_requests(guint n, const char *what)
 {
-	cr_assert(run_until(regions_requests_reached, &n, WAIT_MS),
+	cr_assert(fake_loop_run_until(regions_requests_reached, &n, WAIT_MS),
 		  "%s: expected get-regions number %u to reach the agent (it got %u)", what, n,
-		  fa->requests[VR_PROTO_GET_REGIONS]);
+		  fa->srv.requests[VR_PROTO_GET_REGIONS]);
 }
 
 /* Refresh and wait until the reply reached the session (and the source). */
@@ -530,7 +395,7 @@ static const struct vr_agent_region picture_c[] = {
 static void setup(void)
 {
 	fake_new();
-	fake_listen();
+	fake_server_listen(&fa->srv);
 	session_start();
 	wait_session_up();
 }
@@ -632,7 +497,7 @@ Test(agent_source, refresh_gives_the_agents_picture)
 	src = agent_source_new(CALL_TIMEOUT_MS);
 	start_ok(src);
 	refresh_and_wait(src, "refresh");
-	cr_assert_eq(fa->requests[VR_PROTO_GET_REGIONS], 1, "expected one get-regions");
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_REGIONS], 1, "expected one get-regions");
 	expect_picture(src, 2000, 40000, picture_a, G_N_ELEMENTS(picture_a), "the reply");
 
 	/* The caller's copy is its own: changing it changes nothing kept. */
@@ -677,10 +542,10 @@ Test(agent_source, refresh_while_pending_sends_nothing)
 	refresh_ok(src, "second refresh, at once");
 	wait_requests(1, "first refresh");
 	refresh_ok(src, "third refresh, the request at the agent");
-	spin_ms(QUIET_MS);
-	cr_assert_eq(fa->requests[VR_PROTO_GET_REGIONS], 1,
+	fake_loop_spin_ms(QUIET_MS);
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_REGIONS], 1,
 		     "expected one get-regions while one is under way, the agent got %u",
-		     fa->requests[VR_PROTO_GET_REGIONS]);
+		     fa->srv.requests[VR_PROTO_GET_REGIONS]);
 
 	release_and_wait("the reply");
 	expect_picture(src, 5000, 100000, picture_b, G_N_ELEMENTS(picture_b), "the reply");
@@ -708,7 +573,7 @@ Test(agent_source, later_picture_replaces_the_earlier)
 	fake_set_picture(5000, 100000, NULL, 0);
 	refresh_and_wait(src, "an empty picture");
 	expect_picture(src, 5000, 100000, NULL, 0, "an empty picture replaces b");
-	cr_assert_eq(fa->requests[VR_PROTO_GET_REGIONS], 3, "expected three get-regions");
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_REGIONS], 3, "expected three get-regions");
 	end_test();
 }
 
@@ -748,7 +613,7 @@ Test(agent_source, error_reply_keeps_the_picture)
 	fake_set_picture(5000, 100000, picture_c, G_N_ELEMENTS(picture_c));
 	refresh_and_wait(src, "picture c");
 	expect_picture(src, 5000, 100000, picture_c, G_N_ELEMENTS(picture_c), "picture c");
-	cr_assert_eq(fa->requests[VR_PROTO_GET_REGIONS], 3, "expected three get-regions");
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_REGIONS], 3, "expected three get-regions");
 	end_test();
 }
 
@@ -776,7 +641,7 @@ Test(agent_source, timeout_keeps_the_picture)
 	fa->hold = TRUE;
 	refresh_ok(src, "held refresh");
 	wait_requests(2, "held refresh");
-	spin_ms(150); /* past the call's timeout */
+	fake_loop_spin_ms(150); /* past the call's timeout */
 	expect_picture(src, 5000, 100000, picture_a, G_N_ELEMENTS(picture_a), "after a timeout");
 
 	fake_set_picture(5000, 100000, picture_c, G_N_ELEMENTS(picture_c));
@@ -892,7 +757,7 @@ Test(agent_source, free_pending_then_reply)
 	g_clear_pointer(&src, vr_access_source_free);
 
 	release_and_wait("the reply after the free");
-	spin_ms(QUIET_MS);
+	fake_loop_spin_ms(QUIET_MS);
 	cr_assert(vr_agent_session_is_up(session), "expected the session to stay up");
 	end_test();
 }
@@ -906,7 +771,7 @@ Test(agent_source, free_pending_then_session_freed)
 	wait_requests(1, "held refresh");
 	g_clear_pointer(&src, vr_access_source_free);
 	g_clear_pointer(&session, vr_agent_session_free); /* cancels the call */
-	spin_ms(QUIET_MS);
+	fake_loop_spin_ms(QUIET_MS);
 	end_test();
 }
 
@@ -919,7 +784,7 @@ Test(agent_source, free_stopped_pending_then_timeout)
 	wait_requests(1, "held refresh");
 	vr_access_source_stop(src);
 	g_clear_pointer(&src, vr_access_source_free);
-	spin_ms(QUIET_MS); /* the call times out on the freed source */
+	fake_loop_spin_ms(QUIET_MS); /* the call times out on the freed source */
 	cr_assert(vr_agent_session_is_up(session), "expected the session to stay up");
 	end_test();
 }
@@ -961,7 +826,7 @@ ParameterizedTest(struct order_case *c, agent_source, session_freed_first)
 	cr_assert_eq(vr_access_source_agent_has_picture(src), c->had_picture,
 		     "%s: expected the picture %s after the session's end", c->name,
 		     c->had_picture ? "kept" : "still missing");
-	spin_ms(QUIET_MS);
+	fake_loop_spin_ms(QUIET_MS);
 	vr_access_source_stop(src);
 	g_clear_pointer(&src, vr_access_source_free);
 	end_test();
@@ -1074,8 +939,8 @@ Test(agent_source, refresh_on_a_sim_source)
 	cr_assert_not(vr_access_source_agent_has_picture(src), "a sim source has no agent picture");
 	vr_access_source_agent_forget(src); /* nothing */
 	cr_assert(vr_access_source_is_started(src), "forget must not touch a sim source");
-	spin_ms(QUIET_MS);
-	cr_assert_eq(fa->requests[VR_PROTO_GET_REGIONS], 0, "expected no get-regions sent");
+	fake_loop_spin_ms(QUIET_MS);
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_REGIONS], 0, "expected no get-regions sent");
 	end_test();
 }
 
@@ -1108,8 +973,8 @@ Test(agent_source, refresh_when_stopped)
 	cr_assert_not(vr_access_source_agent_refresh(src, &stopped),
 		      "expected refresh after stop to fail");
 	expect_error(stopped, VR_ACCESS_SOURCE_ERROR_STATE, "not started", "stopped");
-	spin_ms(QUIET_MS);
-	cr_assert_eq(fa->requests[VR_PROTO_GET_REGIONS], 1,
+	fake_loop_spin_ms(QUIET_MS);
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_REGIONS], 1,
 		     "expected only the started source's get-regions");
 	end_test();
 }
@@ -1132,7 +997,7 @@ Test(agent_source_down, refresh_while_the_session_is_down)
 	expect_no_picture(src, "session down");
 
 	fake_set_picture(5000, 100000, picture_b, G_N_ELEMENTS(picture_b));
-	fake_listen();
+	fake_server_listen(&fa->srv);
 	vr_agent_session_kick(session);
 	wait_session_up();
 	refresh_and_wait(src, "the agent is there");
