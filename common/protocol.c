@@ -297,8 +297,8 @@ static const struct stats_field stats_fields[] = {
 	STAT(uptime_ms),	STAT(nr_tried),	      STAT(sz_tried),
 	STAT(nr_applied),	STAT(sz_applied),     STAT(qt_exceeds),
 	STAT(reclaimer_cpu_us), STAT(agent_cpu_us),   STAT(compactions),
-	STAT(mem_total_bytes),	STAT(mem_free_bytes), STAT(swap_total_bytes),
-	STAT(swap_free_bytes),
+	STAT(reclaimed_bytes),	STAT(mem_total_bytes), STAT(mem_free_bytes),
+	STAT(swap_total_bytes), STAT(swap_free_bytes),
 };
 
 static uint64_t *stats_field_ptr(struct vr_agent_stats *s, const struct stats_field *f)

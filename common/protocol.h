@@ -270,6 +270,13 @@ struct vr_proto_hello {
  *			thread), in us; 0 when unknown.
  * @agent_cpu_us:	CPU time of the agent itself, in us.
  * @compactions:	memory compactions the agent asked for.
+ * @reclaimed_bytes:	bytes the guest kernel reclaimed since the agent
+ *			started, by any reclaimer (the backend's, the guest's
+ *			own kswapd): pages written to swap and page cache
+ *			pages reclaimed (vmstat pswpout + pgsteal_file, 4 KiB
+ *			each). Unlike @sz_applied it counts a page whose swap
+ *			write was still in flight when the reclaimer tried it,
+ *			which DAMON's pageout leaves for later.
  * @mem_total_bytes, @mem_free_bytes: the guest's memory and its free part
  *			(free <= total), in bytes.
  * @swap_total_bytes, @swap_free_bytes: the same for swap.
@@ -287,6 +294,7 @@ struct vr_agent_stats {
 	uint64_t reclaimer_cpu_us;
 	uint64_t agent_cpu_us;
 	uint64_t compactions;
+	uint64_t reclaimed_bytes;
 	uint64_t mem_total_bytes;
 	uint64_t mem_free_bytes;
 	uint64_t swap_total_bytes;

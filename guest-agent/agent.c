@@ -341,6 +341,11 @@ int main(int argc, char **argv)
 		.started_us = vr_agent_now_us(),
 	};
 	agent.kernel_release = vr_kernel_release(&agent.paths);
+	if (!vr_compact_reclaimed_bytes(&agent.paths, &agent.reclaimed_at_start, &error)) {
+		/* The stats' reclaimed_bytes then count since boot. */
+		g_warning("%s", error->message);
+		g_clear_error(&error);
+	}
 	agent.policy = agent_load_policy(policy_file, &error);
 	if (!agent.policy) {
 		g_printerr("vreclaim-agent: %s\n", error->message);

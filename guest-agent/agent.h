@@ -29,6 +29,11 @@
  *			resume applies it).
  * @started:		the backend was started at least once.
  * @started_us:		monotonic start time.
+ * @reclaimed_at_start:	the guest's reclaimed bytes (vmstat, compact.h) at
+ *			start: the stats' reclaimed_bytes count from it.
+ * @reclaimed_bytes:	the stats' reclaimed_bytes last read: kept when
+ *			vmstat cannot be read, so that it never goes back (the
+ *			host would take that for a restart).
  * @report_interval_ms:	periodic reports (0: none).
  * @report_seq:		sequence number of the next report.
  * @fpr:		free page reporting, as probed at start.
@@ -47,6 +52,8 @@ struct vr_agent {
 	bool applied;
 	bool started;
 	uint64_t started_us;
+	uint64_t reclaimed_at_start;
+	uint64_t reclaimed_bytes;
 	uint64_t report_interval_ms;
 	guint report_timer;
 	uint64_t report_seq;

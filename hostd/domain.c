@@ -152,9 +152,9 @@ void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *s
 		/* Counters of a new agent start at 0: all it reports is new. A
 		 * first report counts whole too only if the agent started
 		 * after vreclaimd took the domain; otherwise it is a baseline. */
-		d->reclaimed_bytes += restarted ? stats->sz_applied : 0;
-	else if (stats->sz_applied >= d->stats.sz_applied)
-		d->reclaimed_bytes += stats->sz_applied - d->stats.sz_applied;
+		d->reclaimed_bytes += restarted ? stats->reclaimed_bytes : 0;
+	else if (stats->reclaimed_bytes >= d->stats.reclaimed_bytes)
+		d->reclaimed_bytes += stats->reclaimed_bytes - d->stats.reclaimed_bytes;
 	d->stats = *stats;
 	d->has_stats = TRUE;
 }

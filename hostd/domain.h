@@ -59,9 +59,11 @@
  *			over @session); NULL when unmanaged. Freed before
  *			@session.
  * @stats, @has_stats:	the agent's last stats (report or get-stats).
- * @reclaimed_bytes:	bytes the agent reclaimed since vreclaimd started
- *			managing the domain (its counters, summed across agent
- *			restarts).
+ * @reclaimed_bytes:	bytes reclaimed from the domain since vreclaimd
+ *			started managing it: what the guest kernel reclaimed
+ *			as its agent reports it (struct vr_agent_stats
+ *			reclaimed_bytes, summed across agent restarts), what
+ *			the balloon took and what host-pageout advised out.
  * @rss_start_bytes, @rss_bytes, @swap_bytes: the QEMU process's resident size
  *			when first seen and now, and its swapped bytes.
  * @cold_bytes:		eligible cold bytes in the last picture.

@@ -150,7 +150,12 @@ static void agent_report(struct vr_agent_session *s, const struct vr_agent_stats
 	uint64_t t0 = thread_cpu_us();
 
 	(void)s;
-	(void)seq;
+	g_debug("%s: report %" G_GUINT64_FORMAT ": reclaimed %" G_GUINT64_FORMAT
+		" bytes in the guest (its reclaimer tried %" G_GUINT64_FORMAT
+		", applied %" G_GUINT64_FORMAT "), quota exceeded %" G_GUINT64_FORMAT
+		" times, guest free %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes",
+		d->name, seq, stats->reclaimed_bytes, stats->sz_tried, stats->sz_applied,
+		stats->qt_exceeds, stats->mem_free_bytes, stats->mem_total_bytes);
 	vr_domain_account_stats(d, stats, FALSE);
 	d->cpu_us += thread_cpu_us() - t0;
 }

@@ -44,6 +44,9 @@ static void fake_guest(void)
 		 "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
 		 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
 	tree_put(root, "proc/sys/kernel/osrelease", "6.12.0-fake\n");
+	tree_put(root, "proc/vmstat",
+		 "nr_free_pages 150000\npswpin 7\npswpout 1000\n"
+		 "pgsteal_kswapd 900\npgsteal_file 500\n");
 	tree_put(root, "proc/sys/vm/compact_memory", "");
 	tree_put(root, "cgroup/memory.reclaim", "");
 	tree_mkdir(root, "sys/bus/virtio/devices");
@@ -350,6 +353,36 @@ Test(agent, reclaim_writes_memory_reclaim_and_counts_it)
 	cr_expect(written[0] >= '1' && written[0] <= '9', "memory.reclaim holds '%s'", written);
 	struct vr_agent_stats after = get_stats(c);
 	cr_expect_geq(after.sz_applied - before.sz_applied, 4 << 20);
+}
+
+Test(agent, stats_count_what_the_guest_kernel_reclaimed_since_the_agent_started)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_agent_stats s = get_stats(c);
+
+	cr_expect_eq(
+		s.reclaimed_bytes, 0,
+		"what the guest reclaimed before the agent started counts not: got %" G_GUINT64_FORMAT,
+		s.reclaimed_bytes);
+	/* 10 MiB written to swap, 1 MiB of page cache reclaimed; the
+	 * kswapd/direct split of pgsteal counts only through pgsteal_file. */
+	tree_put(root, "proc/vmstat",
+		 "nr_free_pages 152816\npswpin 7\npswpout 3560\n"
+		 "pgsteal_kswapd 9000\npgsteal_file 756\n");
+	s = get_stats(c);
+	cr_expect_eq(s.reclaimed_bytes, 11 << 20,
+		     "expected 11 MiB reclaimed, got %" G_GUINT64_FORMAT, s.reclaimed_bytes);
+	tree_put(root, "proc/vmstat", "pswpout 3560\npgsteal_file notanumber\n");
+	s = get_stats(c);
+	cr_expect_eq(s.reclaimed_bytes, 11 << 20,
+		     "an unreadable vmstat keeps the last count (a lower one would look like a "
+		     "restart to the host), got %" G_GUINT64_FORMAT,
+		     s.reclaimed_bytes);
+	tree_put(root, "proc/vmstat", "pswpout 3000\npgsteal_file 500\n");
+	s = get_stats(c);
+	cr_expect_eq(s.reclaimed_bytes, 11 << 20,
+		     "a lower vmstat count keeps the last one, got %" G_GUINT64_FORMAT,
+		     s.reclaimed_bytes);
 }
 
 Test(agent, reports_come_at_the_interval_set_by_the_policy)

@@ -582,6 +582,7 @@ enum stats_field {
 	SF_RECLAIMER_CPU,
 	SF_AGENT_CPU,
 	SF_COMPACTIONS,
+	SF_RECLAIMED,
 };
 
 /* base_stats with @field set to @value. */
@@ -602,6 +603,7 @@ static const struct vr_agent_stats base_stats = {
 	.reclaimer_cpu_us = 700,
 	.agent_cpu_us = 900,
 	.compactions = 2,
+	.reclaimed_bytes = 8 * MIB,
 	.mem_total_bytes = GIB,
 };
 
@@ -618,6 +620,8 @@ static struct went_back_case went_back_cases[] = {
 	{ "qt_exceeds went back", SF_QT_EXCEEDS, 2, true },
 	{ "agent cpu went back", SF_AGENT_CPU, 899, true },
 	{ "compactions went back", SF_COMPACTIONS, 1, true },
+	{ "reclaimed bytes grew", SF_RECLAIMED, 9 * MIB, false },
+	{ "reclaimed bytes went back", SF_RECLAIMED, 8 * MIB - 4096, true },
 };
 
 ParameterizedTestParameters(session_pure, went_back)
@@ -640,6 +644,7 @@ ParameterizedTest(struct went_back_case *c, session_pure, went_back)
 		[SF_RECLAIMER_CPU] = &now.reclaimer_cpu_us,
 		[SF_AGENT_CPU] = &now.agent_cpu_us,
 		[SF_COMPACTIONS] = &now.compactions,
+		[SF_RECLAIMED] = &now.reclaimed_bytes,
 	};
 
 	if (fields[c->field])

@@ -146,6 +146,7 @@ static void assert_stats_equal(const struct vr_agent_stats *got, const struct vr
 	EQ(what, "reclaimer_cpu_us", got->reclaimer_cpu_us, want->reclaimer_cpu_us);
 	EQ(what, "agent_cpu_us", got->agent_cpu_us, want->agent_cpu_us);
 	EQ(what, "compactions", got->compactions, want->compactions);
+	EQ(what, "reclaimed_bytes", got->reclaimed_bytes, want->reclaimed_bytes);
 	EQ(what, "mem_total_bytes", got->mem_total_bytes, want->mem_total_bytes);
 	EQ(what, "mem_free_bytes", got->mem_free_bytes, want->mem_free_bytes);
 	EQ(what, "swap_total_bytes", got->swap_total_bytes, want->swap_total_bytes);
@@ -206,6 +207,7 @@ static struct vr_agent_stats sample_stats(void)
 		.reclaimer_cpu_us = 1500000,
 		.agent_cpu_us = 250000,
 		.compactions = 3,
+		.reclaimed_bytes = 600ULL << 20,
 		.mem_total_bytes = 4ULL << 30,
 		.mem_free_bytes = 1ULL << 30,
 		.swap_total_bytes = 1ULL << 30,
@@ -461,8 +463,8 @@ enum template {
 #define STATS_MEMBERS                                                                              \
 	"'backend':'damon','paused':false,'uptime_ms':1,'nr_tried':2,'sz_tried':8192,"             \
 	"'nr_applied':1,'sz_applied':4096,'qt_exceeds':0,'reclaimer_cpu_us':5,'agent_cpu_us':6,"   \
-	"'compactions':0,'mem_total_bytes':1000,'mem_free_bytes':500,'swap_total_bytes':0,"        \
-	"'swap_free_bytes':0,'free_page_reporting':true"
+	"'compactions':0,'reclaimed_bytes':12288,'mem_total_bytes':1000,'mem_free_bytes':500,"     \
+	"'swap_total_bytes':0,'swap_free_bytes':0,'free_page_reporting':true"
 
 static const struct {
 	const char *line;
@@ -821,6 +823,12 @@ static struct patch_case message_cases[] = {
 	  NO_ERROR },
 	{ "no compactions", REP_STATS, "return.compactions", "", INV, 7,
 	  "return.compactions;missing" },
+	{ "no reclaimed_bytes", REP_STATS, "return.reclaimed_bytes", "", INV, 7,
+	  "return.reclaimed_bytes;missing" },
+	{ "reclaimed_bytes negative", REP_STATS, "return.reclaimed_bytes", "-4096", INV, 7,
+	  "return.reclaimed_bytes;-4096" },
+	{ "reclaimed_bytes above INT64_MAX", REP_STATS, "return.reclaimed_bytes",
+	  "9223372036854775808", INV, 7, "return.reclaimed_bytes;9223372036854775808" },
 	{ "paused 0", REP_STATS, "return.paused", "0", INV, 7, "return.paused;boolean" },
 	{ "backend a number", REP_STATS, "return.backend", "5", INV, 7, "return.backend;string" },
 	{ "backend with a space", REP_STATS, "return.backend", "'dam on'", INV, 7,
@@ -1107,8 +1115,8 @@ Test(proto_reply, stats_and_report_round_trip)
 	g_strlcpy(top.backend, "none", sizeof(top.backend));
 	top.uptime_ms = top.nr_tried = top.sz_tried = top.nr_applied = top.sz_applied =
 		top.qt_exceeds = top.reclaimer_cpu_us = top.agent_cpu_us = top.compactions =
-			top.mem_total_bytes = top.mem_free_bytes = top.swap_total_bytes =
-				top.swap_free_bytes = VR_PROTO_MAX_INT;
+			top.reclaimed_bytes = top.mem_total_bytes = top.mem_free_bytes =
+				top.swap_total_bytes = top.swap_free_bytes = VR_PROTO_MAX_INT;
 
 	for (guint i = 0; i < 2; i++) {
 		const struct vr_agent_stats *want = i ? &top : &s;
@@ -1235,13 +1243,13 @@ Test(proto_reply, wire_forms)
 	g_autofree char *report = vr_proto_encode_report(41, &s);
 	g_autofree char *hello = vr_proto_encode_hello(1, &h);
 	g_autofree char *err = vr_proto_encode_error(0, VR_PROTO_ERROR_SYNTAX, "line 1: oops");
-	g_autofree char *want_report =
-		dq("{'vreclaim':1,'report':{'backend':'damon','paused':false,'uptime_ms':3600000,"
-		   "'nr_tried':120,'sz_tried':536870912,'nr_applied':100,'sz_applied':419430400,"
-		   "'qt_exceeds':7,'reclaimer_cpu_us':1500000,'agent_cpu_us':250000,"
-		   "'compactions':3,'mem_total_bytes':4294967296,'mem_free_bytes':1073741824,"
-		   "'swap_total_bytes':1073741824,'swap_free_bytes':943718400,"
-		   "'free_page_reporting':true,'seq':41}}\n");
+	g_autofree char *want_report = dq(
+		"{'vreclaim':1,'report':{'backend':'damon','paused':false,'uptime_ms':3600000,"
+		"'nr_tried':120,'sz_tried':536870912,'nr_applied':100,'sz_applied':419430400,"
+		"'qt_exceeds':7,'reclaimer_cpu_us':1500000,'agent_cpu_us':250000,"
+		"'compactions':3,'reclaimed_bytes':629145600,'mem_total_bytes':4294967296,'mem_free_bytes':1073741824,"
+		"'swap_total_bytes':1073741824,'swap_free_bytes':943718400,"
+		"'free_page_reporting':true,'seq':41}}\n");
 	g_autofree char *want_hello = dq("{'vreclaim':1,'id':1,'return':{'version':1,"
 					 "'agent':'0.1.0','kernel':'6.1.0-13-amd64',"
 					 "'backends':['damon','memcg'],'backend':'damon',"
