@@ -294,10 +294,9 @@ struct stats_field {
 	}
 
 static const struct stats_field stats_fields[] = {
-	STAT(uptime_ms),	STAT(nr_tried),	      STAT(sz_tried),
-	STAT(nr_applied),	STAT(sz_applied),     STAT(qt_exceeds),
-	STAT(reclaimer_cpu_us), STAT(agent_cpu_us),   STAT(compactions),
-	STAT(reclaimed_bytes),	STAT(mem_total_bytes), STAT(mem_free_bytes),
+	STAT(uptime_ms),	STAT(nr_tried),	       STAT(sz_tried),	       STAT(nr_applied),
+	STAT(sz_applied),	STAT(qt_exceeds),      STAT(reclaimer_cpu_us), STAT(agent_cpu_us),
+	STAT(compactions),	STAT(reclaimed_bytes), STAT(mem_total_bytes),  STAT(mem_free_bytes),
 	STAT(swap_total_bytes), STAT(swap_free_bytes),
 };
 
