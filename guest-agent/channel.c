@@ -149,8 +149,12 @@ static gboolean channel_on_listen(gint fd, GIOCondition cond, gpointer data)
 		return G_SOURCE_CONTINUE;
 	}
 	if (ch->fd >= 0) {
+		/* The old host went away, even when its end of the stream is
+		 * not read yet: the owner drops what it kept of it (a half
+		 * line) before the new one's first byte. */
 		g_message("a new host connection on %s replaces the old one", ch->description);
 		channel_close_stream(ch);
+		channel_set_connected(ch, false);
 	}
 	channel_watch_stream(ch, client);
 	channel_set_connected(ch, true);

@@ -316,6 +316,19 @@ Test(agent, a_new_connection_replaces_the_old_one)
 		      "the replaced connection still got a reply");
 }
 
+/* A host that left a half line and is replaced while its stream is still
+ * open (no end of stream read): the new host's first line is read whole. */
+Test(agent, a_replaced_connection_leaves_no_half_line)
+{
+	int fd = raw_connect();
+	cr_assert_eq(write(fd, "{\"vreclaim\":1,\"id\":1,", 21), 21);
+	g_usleep(200 * 1000); /* the agent reads the half line */
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_agent_stats s = get_stats(c);
+	cr_expect_str_eq(s.backend, "memcg");
+	close(fd);
+}
+
 Test(agent, pause_and_resume_show_in_the_stats)
 {
 	g_autoptr(vr_agent_client) c = connect_agent();
