@@ -163,6 +163,65 @@ uint32_t vr_fleet_adjusted_score(uint32_t score, uint32_t priority)
 	       MIN(priority, VR_FLEET_MAX_PRIORITY);
 }
 
+static uint64_t hist_total(const uint64_t *hist_bytes)
+{
+	uint64_t total = 0;
+
+	for (guint s = 0; s <= VR_MAX_SCORE; s++)
+		total = hist_bytes[s] > G_MAXUINT64 - total ? G_MAXUINT64 : total + hist_bytes[s];
+	return total;
+}
+
+uint64_t vr_fleet_offer_hold_us(const struct vr_scheme *scheme)
+{
+	uint64_t min_age_us = MIN(scheme->pattern.min_age_us, VR_FLEET_OFFER_HOLD_MAX_US);
+
+	return CLAMP(2 * min_age_us, VR_FLEET_OFFER_HOLD_MIN_US, VR_FLEET_OFFER_HOLD_MAX_US);
+}
+
+gboolean vr_fleet_offer_hold_update(struct vr_fleet_offer_hold *hold, uint64_t *hist_bytes,
+				    int64_t now_us, uint64_t hold_us)
+{
+	const int64_t nr = VR_FLEET_OFFER_HOLD_SLOTS;
+	const int64_t slot_us = (int64_t)MAX(MIN(hold_us, VR_FLEET_OFFER_HOLD_MAX_US) / nr, 1);
+	const int64_t slot = MAX(now_us, 0) / slot_us;
+	struct vr_fleet_offer_slot *cur = &hold->slots[slot % nr];
+	const struct vr_fleet_offer_slot *best = NULL;
+	uint64_t total = hist_total(hist_bytes);
+	gboolean taken = FALSE;
+
+	for (int64_t i = 0; i < nr; i++) {
+		if (hold->slots[i].used && hold->slots[i].slot > slot) {
+			vr_fleet_offer_hold_reset(hold);
+			break;
+		}
+	}
+	if (!cur->used || cur->slot != slot || total >= cur->total_bytes) {
+		memcpy(cur->hist_bytes, hist_bytes, sizeof(cur->hist_bytes));
+		cur->total_bytes = total;
+		cur->slot = slot;
+		cur->used = true;
+		taken = TRUE;
+	}
+	/* From the oldest slot of the window to this one: ties go to the newest. */
+	for (int64_t age = MIN(nr - 1, slot); age >= 0; age--) {
+		const struct vr_fleet_offer_slot *s = &hold->slots[(slot - age) % nr];
+
+		if (s->used && s->slot == slot - age &&
+		    (!best || s->total_bytes >= best->total_bytes))
+			best = s;
+	}
+	if (best == cur && taken)
+		return FALSE;
+	memcpy(hist_bytes, best->hist_bytes, sizeof(best->hist_bytes));
+	return TRUE;
+}
+
+void vr_fleet_offer_hold_reset(struct vr_fleet_offer_hold *hold)
+{
+	memset(hold, 0, sizeof(*hold));
+}
+
 /* max(0, rss - guaranteed) of an eligible domain, 0 otherwise. */
 static uint64_t give_limit(const struct vr_fleet_domain *d)
 {
@@ -173,13 +232,7 @@ static uint64_t give_limit(const struct vr_fleet_domain *d)
 
 uint64_t vr_fleet_available_bytes(const struct vr_fleet_domain *d)
 {
-	uint64_t cold_bytes = 0;
-
-	for (guint s = 0; s <= VR_MAX_SCORE; s++)
-		cold_bytes = d->hist_bytes[s] > G_MAXUINT64 - cold_bytes ?
-				     G_MAXUINT64 :
-				     cold_bytes + d->hist_bytes[s];
-	return MIN(cold_bytes, give_limit(d));
+	return MIN(hist_total(d->hist_bytes), give_limit(d));
 }
 
 /*

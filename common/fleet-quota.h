@@ -146,6 +146,91 @@ gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval
 				 uint64_t aggr_interval_us, const struct vr_scheme *scheme,
 				 uint64_t guest_memory_bytes, uint64_t *hist_bytes, GError **error);
 
+/*
+ * The shortest and longest time a domain's offer is held, us
+ * (vr_fleet_offer_hold_us()).
+ */
+#define VR_FLEET_OFFER_HOLD_MIN_US ((uint64_t)30 * 1000 * 1000)
+#define VR_FLEET_OFFER_HOLD_MAX_US ((uint64_t)600 * 1000 * 1000)
+
+/* The hold is kept in this many slots of a hold's eighth each. */
+#define VR_FLEET_OFFER_HOLD_SLOTS 8
+
+/**
+ * struct vr_fleet_offer_slot - the largest picture of one slot of time.
+ * @hist_bytes:	its histogram, bytes per cold score.
+ * @total_bytes: its sum, saturating.
+ * @slot:	the slot's number: monotonic time / slot length.
+ * @used:	whether the slot holds a picture.
+ */
+struct vr_fleet_offer_slot {
+	uint64_t hist_bytes[VR_MAX_SCORE + 1];
+	uint64_t total_bytes;
+	int64_t slot;
+	bool used;
+};
+
+/**
+ * struct vr_fleet_offer_hold - the largest offer a domain showed lately.
+ * @slots:	the largest picture of each of the last
+ *		VR_FLEET_OFFER_HOLD_SLOTS slots, a ring indexed by slot number.
+ *
+ * Why: a DAMON picture loses its cold bytes in bursts that say nothing of the
+ * guest's memory. DAMOS resets the age of every region it applied its action
+ * to, whether or not anything was freed (free memory is tried and stays), and
+ * DAMON resets the age of a region whose access count changed by more than
+ * its merge threshold, which sampling noise does. Right after a domain's agent
+ * used its share, its picture shows few bytes old enough: read as it is, the
+ * fleet would ask the next domain in line, the important one, each time the
+ * less important one did its job, and priorities would hardly matter (seen in
+ * tests/e2e/libvirt-fleet: the domain of priority 70 gave 150 MiB, that of
+ * priority 30 gave 44). The regions come back after the scheme's minimum age,
+ * so a domain offers the largest picture it showed within the hold. Plain
+ * data, no pointers: embed it in the domain's state; all zero is empty.
+ */
+struct vr_fleet_offer_hold {
+	struct vr_fleet_offer_slot slots[VR_FLEET_OFFER_HOLD_SLOTS];
+};
+
+/**
+ * vr_fleet_offer_hold_us() - how long a domain's offer under @scheme is held,
+ * us: twice the scheme's minimum age (a region DAMOS tried is eligible again
+ * after one), within VR_FLEET_OFFER_HOLD_MIN_US..VR_FLEET_OFFER_HOLD_MAX_US.
+ * @scheme:	the domain's pageout scheme; borrowed.
+ */
+uint64_t vr_fleet_offer_hold_us(const struct vr_scheme *scheme);
+
+/**
+ * vr_fleet_offer_hold_update() - a domain's offer this window: the largest of
+ * its pictures within the hold.
+ * @hold:	the domain's hold; updated.
+ * @hist_bytes:	in: this window's histogram, VR_MAX_SCORE + 1 entries;
+ *		out: the offer, the histogram of largest total among this
+ *		window's and those @hold keeps from the last @hold_us (ties:
+ *		the newest).
+ * @now_us:	monotonic time of this window, us, >= 0.
+ * @hold_us:	how long an offer is held, us (vr_fleet_offer_hold_us()).
+ *
+ * Time is cut in slots of @hold_us / VR_FLEET_OFFER_HOLD_SLOTS; @hold keeps
+ * the largest picture of each of the last VR_FLEET_OFFER_HOLD_SLOTS slots,
+ * this window's included, so a picture is held from @hold_us less a slot to
+ * @hold_us. A time before one already seen (a clock going back) empties the
+ * hold first. The offer is always a picture the domain really showed, never a
+ * mix. Pure; O(VR_FLEET_OFFER_HOLD_SLOTS * scores).
+ *
+ * Return: TRUE when the offer is a held picture, FALSE when it is this
+ * window's.
+ */
+gboolean vr_fleet_offer_hold_update(struct vr_fleet_offer_hold *hold, uint64_t *hist_bytes,
+				    int64_t now_us, uint64_t hold_us);
+
+/**
+ * vr_fleet_offer_hold_reset() - forget what @hold keeps: the domain's next
+ * histogram is its offer. For a domain that stopped offering (paused, its
+ * agent gone, its picture refused).
+ */
+void vr_fleet_offer_hold_reset(struct vr_fleet_offer_hold *hold);
+
 /**
  * struct vr_fleet_domain - one domain as the fleet quota sees it in a window.
  * @name:		for error messages; borrowed, may be NULL.

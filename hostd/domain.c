@@ -29,6 +29,7 @@ static void domain_drop_management(struct vr_domain *d)
 	d->policy_sent = FALSE;
 	d->sent_share_bytes = 0;
 	d->cold_bytes = 0;
+	vr_fleet_offer_hold_reset(&d->offer_hold);
 	d->agent_pause_pending = FALSE;
 	d->action = VR_ACTIVE_ACTION_NONE;
 	d->balloon_target_bytes = 0;

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "domain-status.h"
 #include "domain-xml.h"
+#include "fleet-quota.h"
 #include "host-reclaim.h"
 #include "libvirt-conn.h"
 #include "policy.h"
@@ -67,12 +68,13 @@
  * @rss_start_bytes, @rss_bytes, @swap_bytes: the QEMU process's resident size
  *			when first seen and now, and its swapped bytes.
  * @cold_bytes:		eligible cold bytes in the last picture.
+ * @offer_hold:		the largest offer of its recent pictures
+ *			(struct vr_fleet_offer_hold): what the fleet asks of it.
  * @share_bytes:	its share of the fleet quota this window.
  * @policy_sent:	whether the agent runs a policy vreclaimd sent (since
  *			its session came up).
  * @sent_share_bytes:	the quota size of that policy (0: monitoring only).
  * @sent_generation:	@policy_generation of that policy.
- * @share_nonzero_us:	monotonic time of the last window with a share.
  * @sent_us:		monotonic time the last policy was sent.
  * @agent_paused:	whether the agent is (or was last told to be) paused;
  *			an agent that comes up counts as paused until resumed.
@@ -106,10 +108,10 @@ struct vr_domain {
 	uint64_t rss_bytes;
 	uint64_t swap_bytes;
 	uint64_t cold_bytes;
+	struct vr_fleet_offer_hold offer_hold;
 	uint64_t share_bytes;
 	gboolean policy_sent;
 	uint64_t sent_share_bytes;
-	gint64 share_nonzero_us;
 	gint64 sent_us;
 	guint sent_generation;
 	gboolean agent_paused;

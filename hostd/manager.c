@@ -36,14 +36,9 @@
  * would cost the guest a DAMON commit each time for nothing. */
 #define VR_MANAGER_SHARE_HYSTERESIS_PERMILLE 250
 
-/* A share that falls to 0 is sent only after it stayed 0 this long, us: a
- * domain's eligible cold bytes come and go as the agent pages out (DAMON
- * resets the age of what it tried), and each change costs a commit. */
-#define VR_MANAGER_SHARE_HOLD_US (30 * G_USEC_PER_SEC)
-
-/* A smaller share is sent at most this often per domain, us (a larger one
- * at once: the host needs the memory). Each costs the guest a DAMON commit,
- * and a scheme rewritten every few seconds frees little. */
+/* A smaller share (0 too) is sent at most this often per domain, us (a
+ * larger one at once: the host needs the memory). Each costs the guest a
+ * DAMON commit, and a scheme rewritten every few seconds frees little. */
 #define VR_MANAGER_SHARE_MIN_PERIOD_US (15 * G_USEC_PER_SEC)
 
 /* A --qmp socket without a QEMU behind it (or one that could not be
@@ -799,6 +794,25 @@ static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *
 	return TRUE;
 }
 
+/* @d's offer this window under its pageout scheme @s: @fd's histogram, or the
+ * larger one @d showed within the hold (struct vr_fleet_offer_hold says why a
+ * DAMON picture alone would not do). */
+static void hold_domain_offer(struct vr_domain *d, const struct vr_scheme *s,
+			      struct vr_fleet_domain *fd)
+{
+	uint64_t hold_us = vr_fleet_offer_hold_us(s);
+	uint64_t offer_bytes = 0;
+
+	if (!vr_fleet_offer_hold_update(&d->offer_hold, fd->hist_bytes, g_get_monotonic_time(),
+					hold_us))
+		return;
+	for (guint score = 0; score <= VR_MAX_SCORE; score++)
+		offer_bytes += fd->hist_bytes[score];
+	g_debug("%s: offers %" G_GUINT64_FORMAT
+		" bytes, its largest picture of the last %" G_GUINT64_FORMAT " s",
+		d->name, offer_bytes, hold_us / G_USEC_PER_SEC);
+}
+
 /* What the guest keeps free beyond its use when the balloon takes memory:
  * a twentieth of it, at least this, bytes. */
 #define VR_MANAGER_BALLOON_MIN_RESERVE_BYTES (64ULL << 20)
@@ -833,7 +847,10 @@ static gboolean decide_domain_offer(struct vr_manager *m, struct vr_domain *d,
 
 	switch (d->action) {
 	case VR_ACTIVE_ACTION_AGENT_RECLAIM:
-		return decide_domain_hist(d, fd);
+		if (!decide_domain_hist(d, fd))
+			return FALSE;
+		hold_domain_offer(d, domain_pageout_scheme(d), fd);
+		return TRUE;
 	case VR_ACTIVE_ACTION_BALLOON:
 		if (!d->balloon_actual_bytes)
 			return FALSE;
@@ -854,6 +871,7 @@ static gboolean decide_domain_offer(struct vr_manager *m, struct vr_domain *d,
 		d->cold_bytes = 0;
 		for (guint score = 0; score <= VR_MAX_SCORE; score++)
 			d->cold_bytes += fd->hist_bytes[score];
+		hold_domain_offer(d, s, fd);
 		return TRUE;
 	case VR_ACTIVE_ACTION_NONE:
 		break;
@@ -883,8 +901,11 @@ static void decide(struct vr_manager *m, GPtrArray *doms)
 		fd->priority = d->tuning->priority;
 		fd->rss_bytes = d->rss_bytes;
 		fd->guaranteed_bytes = d->tuning->guaranteed_bytes;
-		fd->eligible = needed && !d->user_paused && d->rss_bytes > 0 &&
-			       decide_domain_offer(m, d, fd);
+		/* Offers are made whether or not the host needs memory: the
+		 * status shows them, and the holds are ready when it does. */
+		fd->eligible = !d->user_paused && d->rss_bytes > 0 && decide_domain_offer(m, d, fd);
+		if (!fd->eligible)
+			vr_fleet_offer_hold_reset(&d->offer_hold);
 	}
 	uint64_t quota = m->config->fleet_quota_bytes ? m->config->fleet_quota_bytes : G_MAXUINT64;
 	if (!vr_fleet_distribute(fleet, doms->len, needed ? quota : 0, shares, &error)) {
@@ -927,12 +948,8 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 	gint64 now = g_get_monotonic_time();
 	gboolean hold;
 
-	if (d->share_bytes > 0)
-		d->share_nonzero_us = now;
-	hold = d->policy_sent && ((d->share_bytes == 0 && d->sent_share_bytes > 0 &&
-				   now - d->share_nonzero_us < VR_MANAGER_SHARE_HOLD_US) ||
-				  (d->share_bytes < d->sent_share_bytes &&
-				   now - d->sent_us < VR_MANAGER_SHARE_MIN_PERIOD_US));
+	hold = d->policy_sent && d->share_bytes < d->sent_share_bytes &&
+	       now - d->sent_us < VR_MANAGER_SHARE_MIN_PERIOD_US;
 	if (!d->policy_sent || d->sent_generation != d->policy_generation ||
 	    (!hold && share_changed(d->sent_share_bytes, d->share_bytes))) {
 		g_auto(vr_proto_request) req = { .command = VR_PROTO_SET_POLICY };

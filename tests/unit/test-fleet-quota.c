@@ -723,3 +723,160 @@ Test(fleet_distribute, from_pictures)
 	distribute_ok(d, 2, 24 * MIB, shares);
 	assert_shares(shares, want, 2, "the longer idle guest first");
 }
+
+/* ------------------------------------------------------------------------- */
+/* The offer hold                                                            */
+/* ------------------------------------------------------------------------- */
+
+TestSuite(fleet_offer_hold,
+	  .description = "vr_fleet_offer_hold_update(), vr_fleet_offer_hold_us()");
+
+/* A histogram of @cold MiB at score 90 and @cool MiB at score 60. */
+static void offer(uint64_t *hist, uint64_t cold, uint64_t cool)
+{
+	memset(hist, 0, sizeof(uint64_t) * (VR_MAX_SCORE + 1));
+	hist[90] = cold * MIB;
+	hist[60] = cool * MIB;
+}
+
+/*
+ * A domain's agent pages out its share and its picture loses the bytes it
+ * tried (DAMOS reset their age): the offer stays the largest picture of the
+ * hold, a larger one replaces it at once. A hold of 80 s: slots of 10 s, a
+ * picture is held for 70 to 80 s.
+ *
+ *   t (s)   slot   picture (90, 60)   offer       why
+ *   0       0      (64, 32)           (64, 32)    nothing held
+ *   1       0      (0, 8)             (64, 32)    smaller, held
+ *   69      6      (4, 4)             (64, 32)    slot 0 is in the window 0..6
+ *   79      7      (4, 4)             (64, 32)    and in 0..7
+ *   80      8      (4, 4)             (4, 4)      window 1..8: slot 0 is out
+ *   81      8      (0, 0)             (4, 4)      the slot keeps its largest
+ *   82      8      (8, 0)             (8, 0)      not smaller (8 >= 8): taken
+ */
+Test(fleet_offer_hold, keeps_the_largest_picture_of_the_hold)
+{
+	struct vr_fleet_offer_hold hold = { 0 };
+	uint64_t hist[VR_MAX_SCORE + 1];
+	const uint64_t hold_us = 80 * S;
+
+	offer(hist, 64, 32);
+	cr_assert_not(vr_fleet_offer_hold_update(&hold, hist, 0, hold_us), "nothing held yet");
+	cr_assert(hist[90] == 64 * MIB && hist[60] == 32 * MIB, "the first picture is the offer");
+
+	offer(hist, 0, 8);
+	cr_assert(vr_fleet_offer_hold_update(&hold, hist, 1 * S, hold_us), "smaller: held");
+	cr_assert(hist[90] == 64 * MIB && hist[60] == 32 * MIB, "the held picture is the offer");
+
+	for (uint64_t t = 69; t <= 79; t += 10) {
+		offer(hist, 4, 4);
+		cr_assert(vr_fleet_offer_hold_update(&hold, hist, (int64_t)(t * S), hold_us),
+			  "t=%" PRIu64 " s: still within the hold", t);
+		cr_assert(hist[90] == 64 * MIB && hist[60] == 32 * MIB);
+	}
+
+	offer(hist, 4, 4);
+	cr_assert_not(vr_fleet_offer_hold_update(&hold, hist, 80 * S, hold_us),
+		      "the picture of t=0 is out of the window at 80 s");
+	cr_assert(hist[90] == 4 * MIB && hist[60] == 4 * MIB, "this window's picture is the offer");
+
+	offer(hist, 0, 0);
+	cr_assert(vr_fleet_offer_hold_update(&hold, hist, 81 * S, hold_us));
+	cr_assert(hist[90] == 4 * MIB && hist[60] == 4 * MIB);
+
+	offer(hist, 8, 0);
+	cr_assert_not(vr_fleet_offer_hold_update(&hold, hist, 82 * S, hold_us),
+		      "as large as the held one: taken");
+	cr_assert(hist[90] == 8 * MIB && hist[60] == 0, "the offer is the new picture, not a mix");
+}
+
+/*
+ * A sliding maximum, not one peak: when the largest picture leaves the
+ * window, the next largest in it is the offer. Hold 80 s, slots of 10 s.
+ *
+ *   t (s)   slot   picture   offer   window
+ *   0       0      64        64      0..0
+ *   30      3      32        64      0..3
+ *   50      5      0         64      0..5
+ *   85      8      1         32      1..8: slot 3's
+ *   115     11     2         2       4..11: slot 5 had 0
+ */
+Test(fleet_offer_hold, the_next_largest_follows_when_the_largest_expires)
+{
+	const struct {
+		uint64_t t_s, picture_mib, offer_mib;
+	} steps[] = {
+		{ 0, 64, 64 }, { 30, 32, 64 }, { 50, 0, 64 }, { 85, 1, 32 }, { 115, 2, 2 },
+	};
+	struct vr_fleet_offer_hold hold = { 0 };
+	uint64_t hist[VR_MAX_SCORE + 1];
+
+	for (size_t i = 0; i < G_N_ELEMENTS(steps); i++) {
+		offer(hist, steps[i].picture_mib, 0);
+		vr_fleet_offer_hold_update(&hold, hist, (int64_t)(steps[i].t_s * S), 80 * S);
+		cr_assert(hist[90] == steps[i].offer_mib * MIB,
+			  "t=%" PRIu64 " s: offer %" PRIu64 " MiB, expected %" PRIu64, steps[i].t_s,
+			  hist[90] / MIB, steps[i].offer_mib);
+	}
+}
+
+Test(fleet_offer_hold, reset_and_a_clock_going_back_take_the_picture)
+{
+	struct vr_fleet_offer_hold hold = { 0 };
+	uint64_t hist[VR_MAX_SCORE + 1];
+
+	offer(hist, 64, 0);
+	vr_fleet_offer_hold_update(&hold, hist, 100 * S, 30 * S);
+	vr_fleet_offer_hold_reset(&hold);
+	offer(hist, 1, 0);
+	cr_assert_not(vr_fleet_offer_hold_update(&hold, hist, 101 * S, 30 * S),
+		      "after a reset the picture is the offer");
+	cr_assert(hist[90] == 1 * MIB);
+
+	offer(hist, 64, 0);
+	vr_fleet_offer_hold_update(&hold, hist, 102 * S, 30 * S);
+	offer(hist, 0, 0);
+	cr_assert_not(vr_fleet_offer_hold_update(&hold, hist, 50 * S, 30 * S),
+		      "a time before one already seen empties the hold");
+	cr_assert(hist[90] == 0);
+}
+
+Test(fleet_offer_hold, saturates_the_total)
+{
+	struct vr_fleet_offer_hold hold = { 0 };
+	uint64_t hist[VR_MAX_SCORE + 1] = { 0 };
+
+	hist[99] = G_MAXUINT64;
+	hist[98] = G_MAXUINT64;
+	vr_fleet_offer_hold_update(&hold, hist, 0, 30 * S);
+	offer(hist, 1, 0);
+	cr_assert(vr_fleet_offer_hold_update(&hold, hist, 1 * S, 30 * S),
+		  "a wrapped total would have let a small picture replace it");
+	cr_assert(hist[99] == G_MAXUINT64 && hist[90] == 0);
+}
+
+/*
+ *   scheme min_age     hold
+ *   5 s                30 s (the floor)
+ *   120 s              240 s
+ *   1 hour, 2^64-1 us  600 s (the ceiling, no overflow)
+ */
+Test(fleet_offer_hold, lasts_twice_the_minimum_age_within_bounds)
+{
+	g_autoptr(vr_scheme) s = reclaim_scheme();
+	const struct {
+		uint64_t min_age_us, hold_us;
+	} cases[] = {
+		{ 5 * S, 30 * S },
+		{ 120 * S, 240 * S },
+		{ 3600 * S, 600 * S },
+		{ G_MAXUINT64, 600 * S },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		s->pattern.min_age_us = cases[i].min_age_us;
+		cr_assert(vr_fleet_offer_hold_us(s) == cases[i].hold_us,
+			  "min_age %" PRIu64 " us: hold %" PRIu64 " us, expected %" PRIu64,
+			  cases[i].min_age_us, vr_fleet_offer_hold_us(s), cases[i].hold_us);
+	}
+}
