@@ -98,7 +98,9 @@ static const struct domain_family domain_families[] = {
 	{ "vreclaim_domain_share_bytes", "gauge",
 	  "The domain's share of the fleet quota in this window, bytes.", DOMAIN_SHARE },
 	{ "vreclaim_domain_cold_bytes", "gauge",
-	  "Bytes eligible as cold in the domain's last access picture.", DOMAIN_COLD },
+	  "Bytes eligible as cold in the domain's last access picture, "
+	  "scaled by the part of the guest in use.",
+	  DOMAIN_COLD },
 	{ "vreclaim_domain_qt_exceeds_total", "counter",
 	  "Times the domain's reclaim quota ran out.", DOMAIN_QT_EXCEEDS },
 	{ "vreclaim_domain_cpu_seconds_total", "counter",

@@ -125,7 +125,7 @@ static const char expected_text[] =
 	"vreclaim_domain_share_bytes{domain=\"web1\"} 67108864\n"
 	"vreclaim_domain_share_bytes{" DB "} 0\n"
 	"# HELP vreclaim_domain_cold_bytes Bytes eligible as cold in the domain's last access "
-	"picture.\n"
+	"picture, scaled by the part of the guest in use.\n"
 	"# TYPE vreclaim_domain_cold_bytes gauge\n"
 	"vreclaim_domain_cold_bytes{domain=\"web1\"} 734003200\n"
 	"vreclaim_domain_cold_bytes{" DB "} 0\n"
