@@ -19,7 +19,7 @@ ASAN_ENV := \
 # meson/ninja parallelise the real work.
 .NOTPARALLEL:
 
-.PHONY: all deps build demo check check-asan bench bench-guest format clean
+.PHONY: all deps build demo check check-asan bench bench-guest bench-vm format clean
 
 all: build
 
@@ -63,6 +63,13 @@ bench-guest: build
 	done
 	tests/e2e/guest-reclaim $(BUILD) control --csv $(BUILD)/bench/guest-reclaim.csv
 	column -s, -t $(BUILD)/bench/guest-reclaim.csv
+
+# The nested-VM benchmark harness, the full matrix (docs/benchmarks-vm.md:
+# many hours on two TCG cores; bench/vm/run --quick takes about 15 minutes).
+# Runs already in build/bench/vm/runs.csv are kept: an interrupted matrix
+# goes on where it stopped.
+bench-vm: deps build
+	bench/vm/run --build $(BUILD)
 
 format:
 	git ls-files -z -- '*.c' '*.h' | xargs -0 -r clang-format -i
