@@ -53,7 +53,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vr-workload.h"
+
 #define PROG "vr-memload"
+const char vr_prog[] = PROG;
 
 /* The unit of content and of the hot set: 4 KiB, the base page of x86-64. */
 #define PAGE_BYTES     4096u
@@ -64,7 +67,6 @@
 /* Alignment of the mapping, so that --thp on can use whole 2 MiB huge pages. */
 #define HUGE_PAGE_BYTES (2u * 1048576u)
 
-#define NS_PER_S 1000000000ULL
 /* Pages filled between two looks at the stop flag: 1 MiB, a few ms under TCG. */
 #define FILL_CHECK_PAGES 256u
 /* Longest sleep of an access phase without hot pages: keeps reports on time. */
@@ -128,21 +130,6 @@ struct options {
 	uint64_t dump_pages;
 };
 
-/*
- * Latency histogram with logarithmic buckets: values below 16 ns have their
- * own bucket, larger ones 16 buckets per power of two (6% wide). 976 buckets
- * cover all of uint64_t.
- */
-#define HIST_SUB_BITS 4u
-#define HIST_SUB      (1u << HIST_SUB_BITS)
-#define HIST_BUCKETS  ((64u - HIST_SUB_BITS + 1u) * HIST_SUB)
-
-struct hist {
-	uint64_t count;
-	uint64_t max_ns;
-	uint64_t bucket[HIST_BUCKETS];
-};
-
 /* Zipf sampler (Gray et al., "Quickly generating billion-record databases"). */
 struct zipf {
 	double n;
@@ -177,67 +164,21 @@ struct memload {
 	void *map_base;
 	size_t map_bytes;
 	uint64_t nr_access_mismatches;
-	struct hist total;
-	struct hist interval;
+	struct vr_hist total;
+	struct vr_hist interval;
 };
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int signo)
-{
-	stop_signal = signo;
-}
-
-static const char *signal_name(int signo)
-{
-	switch (signo) {
-	case SIGTERM:
-		return "SIGTERM";
-	case SIGINT:
-		return "SIGINT";
-	case SIGUSR1:
-		return "SIGUSR1";
-	default:
-		return "?";
-	}
-}
-
-/* No SA_RESTART: a signal also ends the sleep of an idle access phase. */
-static int install_signal_handlers(void)
-{
-	static const int signals[] = { SIGTERM, SIGINT, SIGUSR1 };
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-		if (sigaction(signals[i], &sa, NULL) < 0) {
-			perror(PROG ": sigaction");
-			return -1;
-		}
-	}
-	return 0;
-}
 
 /* ---- page content ------------------------------------------------------- */
 
-/* splitmix64's output function: a strong 64-bit mix, two multiplications. */
-static inline uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static inline uint64_t page_key(uint64_t seed, size_t page)
 {
-	return mix64(seed ^ mix64((uint64_t)page + GOLDEN));
+	return vr_mix64(seed ^ vr_mix64((uint64_t)page + GOLDEN));
 }
 
-/* Random word @w of a page: counter-based, so any word costs one mix64(). */
+/* Random word @w of a page: counter-based, so any word costs one vr_mix64(). */
 static inline uint64_t random_word(uint64_t key, unsigned w, uint64_t salt)
 {
-	return mix64(key + (uint64_t)(w + 1) * GOLDEN + salt);
+	return vr_mix64(key + (uint64_t)(w + 1) * GOLDEN + salt);
 }
 
 /* The first cache line depends on the page's version, the rest does not. */
@@ -252,7 +193,7 @@ static inline uint64_t line0_salt(uint8_t version)
  */
 static inline uint64_t pattern_word(uint64_t key)
 {
-	uint64_t x = mix64(key ^ PATTERN_SALT);
+	uint64_t x = vr_mix64(key ^ PATTERN_SALT);
 	return (x & ~0xffULL) | (((x >> 8) & 0xffu) ^ 0xa5u);
 }
 
@@ -283,77 +224,6 @@ static void make_page(uint64_t *words, uint64_t key, uint8_t version, unsigned n
 		words[w] = pattern;
 }
 
-/* ---- time and latency --------------------------------------------------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
-static double ns_to_s(uint64_t ns)
-{
-	return (double)ns / (double)NS_PER_S;
-}
-
-/* Index of the highest set bit of @v > 0, without compiler builtins. */
-static unsigned msb64(uint64_t v)
-{
-	unsigned r = 0;
-	for (unsigned shift = 32; shift > 0; shift /= 2) {
-		if (v >> shift) {
-			v >>= shift;
-			r += shift;
-		}
-	}
-	return r;
-}
-
-static unsigned hist_bucket(uint64_t ns)
-{
-	if (ns < HIST_SUB)
-		return (unsigned)ns;
-	unsigned msb = msb64(ns);
-	unsigned shift = msb - HIST_SUB_BITS;
-	return (msb - HIST_SUB_BITS + 1) * HIST_SUB + (unsigned)((ns >> shift) & (HIST_SUB - 1));
-}
-
-/* The middle of bucket @b, in ns. */
-static uint64_t hist_bucket_mid(unsigned b)
-{
-	if (b < HIST_SUB)
-		return b;
-	unsigned shift = b / HIST_SUB - 1;
-	uint64_t lower = (uint64_t)(HIST_SUB + b % HIST_SUB) << shift;
-	return lower + ((1ULL << shift) >> 1);
-}
-
-static void hist_add(struct hist *h, uint64_t ns)
-{
-	h->bucket[hist_bucket(ns)]++;
-	h->count++;
-	if (ns > h->max_ns)
-		h->max_ns = ns;
-}
-
-/* Latency at quantile @q (0 < q <= 1) in µs; 0 for an empty histogram. */
-static double hist_quantile_us(const struct hist *h, double q)
-{
-	if (h->count == 0)
-		return 0.0;
-	uint64_t rank = (uint64_t)ceil(q * (double)h->count);
-	uint64_t seen = 0;
-	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
-		seen += h->bucket[b];
-		if (seen >= rank) {
-			uint64_t ns = hist_bucket_mid(b);
-			return (double)(ns < h->max_ns ? ns : h->max_ns) / 1000.0;
-		}
-	}
-	return (double)h->max_ns / 1000.0;
-}
-
 /* ---- hot set and access pattern ---------------------------------------- */
 
 static void zipf_init(struct zipf *z, size_t n)
@@ -380,17 +250,6 @@ static size_t zipf_rank(const struct zipf *z, double u)
 		return 1;
 	double r = z->n * pow(z->eta * u - z->eta + 1.0, z->alpha);
 	return r < z->n ? (size_t)r : (size_t)z->n - 1;
-}
-
-/* xorshift64*: the access sequence's generator, fast and good enough. */
-static inline uint64_t rng_next(uint64_t *state)
-{
-	uint64_t x = *state;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * ACCESS_SALT;
 }
 
 /*
@@ -441,9 +300,9 @@ static int map_memory(struct memload *ml)
 /* Fill the pages in order until all are filled or a stop signal arrives. */
 static double fill(struct memload *ml)
 {
-	uint64_t start = now_ns();
+	uint64_t start = vr_now_ns();
 	size_t page = 0;
-	while (page < ml->nr_pages && !stop_signal) {
+	while (page < ml->nr_pages && !vr_stop_signal) {
 		size_t end = page + FILL_CHECK_PAGES;
 		if (end > ml->nr_pages)
 			end = ml->nr_pages;
@@ -452,13 +311,14 @@ static double fill(struct memload *ml)
 				  ml->nr_random_words);
 	}
 	ml->nr_filled = page;
-	return ns_to_s(now_ns() - start);
+	return vr_ns_to_s(vr_now_ns() - start);
 }
 
 static void print_filled(const struct memload *ml, double seconds)
 {
-	if (stop_signal) {
-		printf(PROG ": interrupted signal=%s during=fill\n", signal_name(stop_signal));
+	if (vr_stop_signal) {
+		printf(PROG ": interrupted signal=%s during=fill\n",
+		       vr_signal_name(vr_stop_signal));
 		printf(PROG ": fill stopped filled_pages=%zu pages=%zu\n", ml->nr_filled,
 		       ml->nr_pages);
 	}
@@ -471,12 +331,12 @@ static void print_filled(const struct memload *ml, double seconds)
 
 static void print_progress(struct memload *ml, uint64_t t_ns, uint64_t interval_ns)
 {
-	const struct hist *h = &ml->interval;
-	double rate = interval_ns ? (double)h->count / ns_to_s(interval_ns) : 0.0;
+	const struct vr_hist *h = &ml->interval;
+	double rate = interval_ns ? (double)h->count / vr_ns_to_s(interval_ns) : 0.0;
 	printf(PROG ": progress t_s=%.3f ops=%" PRIu64 " ops_per_s=%.0f p50_us=%.3f p99_us=%.3f"
 		    " p999_us=%.3f\n",
-	       ns_to_s(t_ns), h->count, rate, hist_quantile_us(h, 0.50), hist_quantile_us(h, 0.99),
-	       hist_quantile_us(h, 0.999));
+	       vr_ns_to_s(t_ns), h->count, rate, vr_hist_quantile_us(h, 0.50),
+	       vr_hist_quantile_us(h, 0.99), vr_hist_quantile_us(h, 0.999));
 	memset(&ml->interval, 0, sizeof(ml->interval));
 }
 
@@ -496,10 +356,10 @@ static size_t next_member(struct memload *ml, uint64_t *rng, size_t *cursor)
 	case PATTERN_SEQUENTIAL:
 		return (*cursor)++ % ml->nr_hot;
 	case PATTERN_ZIPF:
-		return zipf_rank(&ml->zipf, (double)(rng_next(rng) >> 11) * 0x1.0p-53);
+		return zipf_rank(&ml->zipf, (double)(vr_rng_next(rng) >> 11) * 0x1.0p-53);
 	case PATTERN_UNIFORM:
 	default:
-		return rng_next(rng) % ml->nr_hot;
+		return vr_rng_next(rng) % ml->nr_hot;
 	}
 }
 
@@ -522,56 +382,49 @@ static void access_one(struct memload *ml, size_t page, uint64_t r)
 	if (write)
 		make_line0(new_line0, key, (uint8_t)(version + 1));
 
-	uint64_t t0 = now_ns();
+	uint64_t t0 = vr_now_ns();
 	const volatile uint64_t *src = words + line * LINE_WORDS;
 	uint64_t seen[LINE_WORDS];
 	for (unsigned i = 0; i < LINE_WORDS; i++)
 		seen[i] = src[i];
 	if (write)
 		memcpy(words, new_line0, sizeof(new_line0));
-	uint64_t t1 = now_ns();
+	uint64_t t1 = vr_now_ns();
 
 	if (write)
 		ml->versions[page] = (uint8_t)(version + 1);
-	hist_add(&ml->total, t1 - t0);
-	hist_add(&ml->interval, t1 - t0);
+	vr_hist_add(&ml->total, t1 - t0);
+	vr_hist_add(&ml->interval, t1 - t0);
 	if (seen[w % LINE_WORDS] != want)
 		report_access_mismatch(ml, page, w, want, seen[w % LINE_WORDS]);
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { .tv_sec = (time_t)(ns / NS_PER_S),
-			       .tv_nsec = (long)(ns % NS_PER_S) };
-	nanosleep(&ts, NULL); /* EINTR is fine: the loop looks at the flag */
 }
 
 /* The access phase: runs until the duration ends or a stop signal arrives. */
 static void access_phase(struct memload *ml)
 {
 	const struct options *o = &ml->opt;
-	uint64_t rng = mix64(o->seed ^ ACCESS_SALT) | 1;
+	uint64_t rng = vr_mix64(o->seed ^ ACCESS_SALT) | 1;
 	size_t cursor = 0;
 	unsigned phase = 0;
-	uint64_t start = now_ns(), now = start;
-	uint64_t end = o->duration_s ? start + o->duration_s * NS_PER_S : UINT64_MAX;
-	uint64_t report_ns = o->report_interval_s * NS_PER_S;
+	uint64_t start = vr_now_ns(), now = start;
+	uint64_t end = o->duration_s ? start + o->duration_s * VR_NS_PER_S : UINT64_MAX;
+	uint64_t report_ns = o->report_interval_s * VR_NS_PER_S;
 	uint64_t next_report = report_ns ? start + report_ns : UINT64_MAX;
 	uint64_t last_report = start;
-	uint64_t phase_ns = o->duration_s * NS_PER_S / o->phases;
+	uint64_t phase_ns = o->duration_s * VR_NS_PER_S / o->phases;
 	uint64_t next_phase = o->phases > 1 ? start + phase_ns : UINT64_MAX;
 
-	while (!stop_signal && now < end) {
+	while (!vr_stop_signal && now < end) {
 		if (ml->nr_hot == 0) {
 			uint64_t wake = end < next_report ? end : next_report;
 			uint64_t nap = wake - now < IDLE_SLEEP_NS ? wake - now : IDLE_SLEEP_NS;
-			sleep_ns(nap);
+			vr_sleep_ns(nap);
 		} else {
-			uint64_t r = rng_next(&rng);
+			uint64_t r = vr_rng_next(&rng);
 			size_t page = hot_page(ml, next_member(ml, &rng, &cursor), phase);
 			access_one(ml, page, r);
 		}
-		now = now_ns();
+		now = vr_now_ns();
 		if (now >= next_report) {
 			print_progress(ml, now - start, now - last_report);
 			last_report = now;
@@ -582,19 +435,21 @@ static void access_phase(struct memload *ml)
 			phase++;
 			next_phase += phase_ns;
 			printf(PROG ": phase index=%u t_s=%.3f first_page=%zu\n", phase,
-			       ns_to_s(now - start), hot_page(ml, 0, phase));
+			       vr_ns_to_s(now - start), hot_page(ml, 0, phase));
 		}
 	}
-	if (stop_signal && ml->nr_filled == ml->nr_pages)
-		printf(PROG ": interrupted signal=%s during=access\n", signal_name(stop_signal));
+	if (vr_stop_signal && ml->nr_filled == ml->nr_pages)
+		printf(PROG ": interrupted signal=%s during=access\n",
+		       vr_signal_name(vr_stop_signal));
 
-	const struct hist *h = &ml->total;
+	const struct vr_hist *h = &ml->total;
 	uint64_t elapsed = now - start;
-	double rate = elapsed ? (double)h->count / ns_to_s(elapsed) : 0.0;
+	double rate = elapsed ? (double)h->count / vr_ns_to_s(elapsed) : 0.0;
 	printf(PROG ": done seconds=%.3f ops=%" PRIu64 " ops_per_s=%.0f p50_us=%.3f p99_us=%.3f"
 		    " p999_us=%.3f max_us=%.3f\n",
-	       ns_to_s(elapsed), h->count, rate, hist_quantile_us(h, 0.50),
-	       hist_quantile_us(h, 0.99), hist_quantile_us(h, 0.999), (double)h->max_ns / 1000.0);
+	       vr_ns_to_s(elapsed), h->count, rate, vr_hist_quantile_us(h, 0.50),
+	       vr_hist_quantile_us(h, 0.99), vr_hist_quantile_us(h, 0.999),
+	       (double)h->max_ns / 1000.0);
 }
 
 /* Compare every filled page with its expected content; return mismatches. */
@@ -672,45 +527,6 @@ static void usage(FILE *out)
 	      "\n"
 	      "Exit status: 0 verified, 1 verification failed, 2 usage error, 3 system error.\n",
 	      out);
-}
-
-/* Parse a whole decimal (or 0x hex) number in [min, max]; no sign, no junk. */
-static bool parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
-{
-	const char *digits = arg;
-	const char *valid = "0123456789";
-	int base = 10;
-	if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
-		digits += 2;
-		valid = "0123456789abcdefABCDEF";
-		base = 16;
-	}
-	bool ok = digits[0] != '\0';
-	for (const char *p = digits; ok && *p; p++)
-		ok = strchr(valid, *p) != NULL;
-	unsigned long long v = 0;
-	if (ok) {
-		errno = 0;
-		v = strtoull(digits, NULL, base);
-		ok = errno == 0 && v >= min && v <= max;
-	}
-	if (!ok) {
-		fprintf(stderr, PROG ": %s: expected %" PRIu64 "..%" PRIu64 ", got '%s'\n", opt,
-			min, max, arg);
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
-static bool parse_unsigned(const char *opt, const char *arg, unsigned min, unsigned max,
-			   unsigned *out)
-{
-	uint64_t v;
-	if (!parse_u64(opt, arg, min, max, &v))
-		return false;
-	*out = (unsigned)v;
-	return true;
 }
 
 static bool parse_choice(const char *opt, const char *arg, const char *const *names, unsigned n,
@@ -795,24 +611,27 @@ static int parse_args(int argc, char **argv, struct options *o)
 	while (ok && (c = getopt_long(argc, argv, ":s:d:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			ok = parse_u64("--size", optarg, 1, MAX_SIZE_MIB, &o->size_mib);
+			ok = vr_parse_u64("--size", optarg, 1, MAX_SIZE_MIB, VR_NUMBER_HEX,
+					  &o->size_mib);
 			break;
 		case 'd':
-			ok = parse_u64("--duration", optarg, 0, MAX_SECONDS, &o->duration_s);
+			ok = vr_parse_u64("--duration", optarg, 0, MAX_SECONDS, VR_NUMBER_HEX,
+					  &o->duration_s);
 			break;
 		case OPT_SEED:
-			ok = parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed);
+			ok = vr_parse_u64("--seed", optarg, 0, UINT64_MAX, VR_NUMBER_HEX, &o->seed);
 			break;
 		case OPT_THP:
 			ok = parse_choice("--thp", optarg, NAMES(thp_names), &choice);
 			o->thp = (enum thp_mode)choice;
 			break;
 		case OPT_COMPRESS:
-			ok = parse_unsigned("--compress-ratio", optarg, 1, LINES_PER_PAGE,
-					    &o->compress_ratio);
+			ok = vr_parse_unsigned("--compress-ratio", optarg, 1, LINES_PER_PAGE,
+					       VR_NUMBER_HEX, &o->compress_ratio);
 			break;
 		case OPT_HOT:
-			ok = parse_unsigned("--hot-percent", optarg, 0, 100, &o->hot_percent);
+			ok = vr_parse_unsigned("--hot-percent", optarg, 0, 100, VR_NUMBER_HEX,
+					       &o->hot_percent);
 			break;
 		case OPT_LAYOUT:
 			ok = parse_choice("--layout", optarg, NAMES(layout_names), &choice);
@@ -823,46 +642,37 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->pattern = (enum pattern)choice;
 			break;
 		case OPT_PHASES:
-			ok = parse_unsigned("--phases", optarg, 1, 1000, &o->phases);
+			ok = vr_parse_unsigned("--phases", optarg, 1, 1000, VR_NUMBER_HEX,
+					       &o->phases);
 			break;
 		case OPT_WRITE:
-			ok = parse_unsigned("--write-percent", optarg, 0, 100, &o->write_percent);
+			ok = vr_parse_unsigned("--write-percent", optarg, 0, 100, VR_NUMBER_HEX,
+					       &o->write_percent);
 			break;
 		case OPT_REPORT:
-			ok = parse_u64("--report-interval", optarg, 0, MAX_SECONDS,
-				       &o->report_interval_s);
+			ok = vr_parse_u64("--report-interval", optarg, 0, MAX_SECONDS,
+					  VR_NUMBER_HEX, &o->report_interval_s);
 			break;
 		case OPT_CORRUPT:
-			ok = parse_u64("--corrupt-page", optarg, 0, INT64_MAX, &corrupt);
+			ok = vr_parse_u64("--corrupt-page", optarg, 0, INT64_MAX, VR_NUMBER_HEX,
+					  &corrupt);
 			has_corrupt = true;
 			break;
 		case OPT_DUMP:
-			ok = parse_u64("--dump-pages", optarg, 1, UINT64_MAX, &o->dump_pages);
+			ok = vr_parse_u64("--dump-pages", optarg, 1, UINT64_MAX, VR_NUMBER_HEX,
+					  &o->dump_pages);
 			break;
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			fprintf(stderr, PROG ": %s: missing value\n", argv[optind - 1]);
-			ok = false;
-			break;
-		default: /* '?': optopt is the unknown short option, 0 for a long one */
-			if (optopt)
-				fprintf(stderr, PROG ": unknown option '-%c' (see --help)\n",
-					optopt);
-			else
-				fprintf(stderr, PROG ": unknown option '%s' (see --help)\n",
-					argv[optind - 1]);
+		default: /* ':' a missing value, '?' an unknown option */
+			vr_getopt_error(c, argv);
 			ok = false;
 			break;
 		}
 	}
-	if (!ok)
+	if (!ok || !vr_no_operands(argc, argv))
 		return 2;
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s' (see --help)\n", argv[optind]);
-		return 2;
-	}
 
 	/* Checks that involve several options. */
 	uint64_t nr_pages = o->size_mib * PAGES_PER_MIB;
@@ -915,7 +725,8 @@ int main(int argc, char **argv)
 	const struct options *o = &ml.opt;
 
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a test reads a serial console log */
-	if (install_signal_handlers() < 0)
+	/* No SA_RESTART: a signal also ends the sleep of an idle access phase. */
+	if (vr_catch_stop_signals(0) < 0)
 		return 3;
 
 	ml.nr_pages = (size_t)(o->size_mib * PAGES_PER_MIB);
@@ -934,7 +745,8 @@ int main(int argc, char **argv)
 	if (o->dump_pages) {
 		(void)fill(&ml);
 		if (ml.nr_filled < o->dump_pages)
-			fprintf(stderr, PROG ": interrupted by %s\n", signal_name(stop_signal));
+			fprintf(stderr, PROG ": interrupted by %s\n",
+				vr_signal_name(vr_stop_signal));
 		rc = ml.nr_filled >= o->dump_pages ? dump_pages(&ml, o->dump_pages) : -1;
 		release(&ml);
 		return rc < 0 ? 3 : 0;

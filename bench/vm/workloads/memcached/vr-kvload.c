@@ -67,9 +67,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROG "vr-kvload"
+#include "vr-workload.h"
 
-#define NS_PER_S    1000000000ULL
+#define PROG "vr-kvload"
+const char vr_prog[] = PROG;
+
 #define MIB	    1048576ULL
 #define MAX_SECONDS (10ULL * 365 * 24 * 3600)
 /* memcached's default item size limit is 1 MiB; stay well below it. */
@@ -137,20 +139,6 @@ struct options {
 	unsigned connect_timeout_s;
 };
 
-/*
- * Latency histogram with logarithmic buckets: values below 16 ns have their
- * own bucket, larger ones 16 buckets per power of two (about 6% wide).
- */
-#define HIST_SUB_BITS 4u
-#define HIST_SUB      (1u << HIST_SUB_BITS)
-#define HIST_BUCKETS  ((64u - HIST_SUB_BITS + 1u) * HIST_SUB)
-
-struct hist {
-	uint64_t count;
-	uint64_t max_ns;
-	uint64_t bucket[HIST_BUCKETS];
-};
-
 /**
  * struct conn - a connection to memcached with a read buffer.
  * @fd: the socket.
@@ -184,60 +172,11 @@ struct kvload {
 	/* private: */
 	uint64_t nr_access_mismatches;
 	unsigned nr_printed;
-	struct hist total;
-	struct hist interval;
+	struct vr_hist total;
+	struct vr_hist interval;
 };
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int signo)
-{
-	stop_signal = signo;
-}
-
-static const char *signal_name(int signo)
-{
-	switch (signo) {
-	case SIGTERM:
-		return "SIGTERM";
-	case SIGINT:
-		return "SIGINT";
-	case SIGUSR1:
-		return "SIGUSR1";
-	default:
-		return "?";
-	}
-}
-
-/* SA_RESTART: socket I/O resumes; the loops look at stop_signal. */
-static int install_signal_handlers(void)
-{
-	static const int signals[] = { SIGTERM, SIGINT, SIGUSR1 };
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-		if (sigaction(signals[i], &sa, NULL) < 0) {
-			perror(PROG ": sigaction");
-			return -1;
-		}
-	}
-	/* A closed connection is an error return, not a kill. */
-	signal(SIGPIPE, SIG_IGN);
-	return 0;
-}
-
 /* ---- values -------------------------------------------------------------- */
-
-/* splitmix64's output function: a strong 64-bit mix, two multiplications. */
-static inline uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /*
  * The value of key @k into @out (value_bytes bytes; @out has room for 8
@@ -246,13 +185,14 @@ static inline uint64_t mix64(uint64_t z)
  */
 static void make_value(const struct kvload *kv, uint64_t k, char *out)
 {
-	uint64_t base = mix64(kv->opt.seed ^ mix64(k + GOLDEN));
+	uint64_t base = vr_mix64(kv->opt.seed ^ vr_mix64(k + GOLDEN));
 	unsigned nr_words = (kv->opt.value_bytes + 7u) / 8u;
-	uint64_t x = mix64(base ^ PATTERN_SALT);
+	uint64_t x = vr_mix64(base ^ PATTERN_SALT);
 	uint64_t pattern = (x & ~0xffULL) | (((x >> 8) & 0xffu) ^ 0xa5u);
 	for (unsigned w = 0; w < nr_words; w++) {
-		uint64_t word = w < kv->nr_random_words ? mix64(base + (uint64_t)(w + 1) * GOLDEN) :
-							  pattern;
+		uint64_t word = w < kv->nr_random_words ?
+					vr_mix64(base + (uint64_t)(w + 1) * GOLDEN) :
+					pattern;
 		memcpy(out + (size_t)w * 8u, &word, 8);
 	}
 }
@@ -262,7 +202,7 @@ static bool in_sample(const struct kvload *kv, uint64_t k)
 {
 	if (kv->opt.verify_percent >= 100)
 		return true;
-	return mix64(kv->opt.seed ^ VERIFY_SALT ^ mix64(k)) % 10000u <
+	return vr_mix64(kv->opt.seed ^ VERIFY_SALT ^ vr_mix64(k)) % 10000u <
 	       kv->opt.verify_percent * 100u;
 }
 
@@ -272,79 +212,6 @@ static uint64_t hot_key(const struct kvload *kv, uint64_t i)
 	if (kv->opt.hot_layout == HOT_CLUSTERED)
 		return i;
 	return i * kv->nr_keys / kv->nr_hot;
-}
-
-/* xorshift64*: the access sequence's generator. */
-static inline uint64_t rng_next(uint64_t *state)
-{
-	uint64_t x = *state;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * ACCESS_SALT;
-}
-
-/* ---- time and latency ---------------------------------------------------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
-static double ns_to_s(uint64_t ns)
-{
-	return (double)ns / (double)NS_PER_S;
-}
-
-static unsigned hist_bucket(uint64_t ns)
-{
-	if (ns < HIST_SUB)
-		return (unsigned)ns;
-	unsigned msb = 63u;
-	while (!(ns >> msb))
-		msb--;
-	unsigned shift = msb - HIST_SUB_BITS;
-	return (shift + 1u) * HIST_SUB + (unsigned)((ns >> shift) & (HIST_SUB - 1u));
-}
-
-/* The middle of bucket @b, in ns. */
-static uint64_t hist_bucket_mid(unsigned b)
-{
-	if (b < HIST_SUB)
-		return b;
-	unsigned shift = b / HIST_SUB - 1u;
-	uint64_t lower = (uint64_t)(HIST_SUB + b % HIST_SUB) << shift;
-	return lower + ((1ULL << shift) >> 1);
-}
-
-static void hist_add(struct hist *h, uint64_t ns)
-{
-	h->bucket[hist_bucket(ns)]++;
-	h->count++;
-	if (ns > h->max_ns)
-		h->max_ns = ns;
-}
-
-/* Latency at quantile @q (0 < q <= 1) in µs; 0 for an empty histogram. */
-static double hist_quantile_us(const struct hist *h, double q)
-{
-	if (h->count == 0)
-		return 0.0;
-	uint64_t rank = (uint64_t)(q * (double)h->count);
-	if ((double)rank < q * (double)h->count)
-		rank++;
-	uint64_t seen = 0;
-	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
-		seen += h->bucket[b];
-		if (seen >= rank) {
-			uint64_t ns = hist_bucket_mid(b);
-			return (double)(ns < h->max_ns ? ns : h->max_ns) / 1000.0;
-		}
-	}
-	return (double)h->max_ns / 1000.0;
 }
 
 /* ---- the connection ------------------------------------------------------ */
@@ -360,7 +227,7 @@ static struct conn *conn_open(const struct options *o)
 	char addr[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &o->host, addr, sizeof(addr));
 
-	uint64_t deadline = now_ns() + (uint64_t)o->connect_timeout_s * NS_PER_S;
+	uint64_t deadline = vr_now_ns() + (uint64_t)o->connect_timeout_s * VR_NS_PER_S;
 	for (;;) {
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
@@ -384,13 +251,12 @@ static struct conn *conn_open(const struct options *o)
 		}
 		int err = errno;
 		close(fd);
-		if (stop_signal || now_ns() >= deadline) {
+		if (vr_stop_signal || vr_now_ns() >= deadline) {
 			fprintf(stderr, PROG ": cannot connect to memcached at %s:%u: %s\n", addr,
 				o->port, strerror(err));
 			return NULL;
 		}
-		struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
-		nanosleep(&pause, NULL);
+		vr_sleep_ns(100ULL * 1000 * 1000);
 	}
 }
 
@@ -591,7 +457,7 @@ static int fill(struct kvload *kv)
 		return -1;
 	}
 	int rc = 0;
-	while (kv->nr_filled < kv->nr_keys && !stop_signal) {
+	while (kv->nr_filled < kv->nr_keys && !vr_stop_signal) {
 		uint64_t first = kv->nr_filled;
 		uint64_t n = kv->nr_keys - first < FILL_BATCH ? kv->nr_keys - first : FILL_BATCH;
 		size_t len = 0;
@@ -616,14 +482,14 @@ static int fill(struct kvload *kv)
  * access phase began) or the done line (@h: all of them, @span_ns = @t_ns).
  */
 static void print_latency(const struct kvload *kv, const char *what, uint64_t t_ns,
-			  uint64_t span_ns, const struct hist *h, bool with_max)
+			  uint64_t span_ns, const struct vr_hist *h, bool with_max)
 {
-	double span_s = ns_to_s(span_ns);
+	double span_s = vr_ns_to_s(span_ns);
 	printf("%s: %s %s=%.3f ops=%" PRIu64 " ops_per_s=%.1f p50_us=%.1f p99_us=%.1f "
 	       "p999_us=%.1f",
-	       kv->opt.name, what, with_max ? "seconds" : "t_s", ns_to_s(t_ns), h->count,
-	       span_s > 0 ? (double)h->count / span_s : 0.0, hist_quantile_us(h, 0.50),
-	       hist_quantile_us(h, 0.99), hist_quantile_us(h, 0.999));
+	       kv->opt.name, what, with_max ? "seconds" : "t_s", vr_ns_to_s(t_ns), h->count,
+	       span_s > 0 ? (double)h->count / span_s : 0.0, vr_hist_quantile_us(h, 0.50),
+	       vr_hist_quantile_us(h, 0.99), vr_hist_quantile_us(h, 0.999));
 	if (with_max)
 		printf(" max_us=%.1f", (double)h->max_ns / 1000.0);
 	printf("\n");
@@ -633,10 +499,10 @@ static void print_latency(const struct kvload *kv, const char *what, uint64_t t_
 /* The get-heavy mix, until --duration or a signal. */
 static int access_phase(struct kvload *kv)
 {
-	uint64_t rng = mix64(kv->opt.seed ^ ACCESS_SALT) | 1u;
-	uint64_t start = now_ns();
-	uint64_t end = kv->opt.duration_s ? start + kv->opt.duration_s * NS_PER_S : UINT64_MAX;
-	uint64_t report_ns = kv->opt.report_interval_s * NS_PER_S;
+	uint64_t rng = vr_mix64(kv->opt.seed ^ ACCESS_SALT) | 1u;
+	uint64_t start = vr_now_ns();
+	uint64_t end = kv->opt.duration_s ? start + kv->opt.duration_s * VR_NS_PER_S : UINT64_MAX;
+	uint64_t report_ns = kv->opt.report_interval_s * VR_NS_PER_S;
 	uint64_t next_report = report_ns ? start + report_ns : UINT64_MAX;
 	uint64_t last_report = start;
 	size_t set_bytes = 64u + kv->opt.value_bytes + 8u;
@@ -647,15 +513,15 @@ static int access_phase(struct kvload *kv)
 	}
 	int rc = 0;
 	uint64_t now = start;
-	while (!stop_signal && now < end) {
-		uint64_t r = rng_next(&rng);
+	while (!vr_stop_signal && now < end) {
+		uint64_t r = vr_rng_next(&rng);
 		uint64_t k;
 		if (kv->nr_hot > 0 && r % 100u < kv->opt.hot_access_percent)
-			k = hot_key(kv, rng_next(&rng) % kv->nr_hot);
+			k = hot_key(kv, vr_rng_next(&rng) % kv->nr_hot);
 		else
-			k = rng_next(&rng) % kv->nr_keys;
+			k = vr_rng_next(&rng) % kv->nr_keys;
 		bool is_set = (r >> 32) % 100u < kv->opt.set_percent;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = vr_now_ns();
 		if (is_set) {
 			size_t len = format_set(kv, k, req);
 			rc = conn_write(kv->conn, req, len) < 0 ? -1 : read_stored(kv, k);
@@ -667,9 +533,9 @@ static int access_phase(struct kvload *kv)
 		}
 		if (rc < 0)
 			break;
-		now = now_ns();
-		hist_add(&kv->total, now - t0);
-		hist_add(&kv->interval, now - t0);
+		now = vr_now_ns();
+		vr_hist_add(&kv->total, now - t0);
+		vr_hist_add(&kv->interval, now - t0);
 		if (now >= next_report) {
 			print_latency(kv, "progress", now - start, now - last_report, &kv->interval,
 				      false);
@@ -680,7 +546,7 @@ static int access_phase(struct kvload *kv)
 	}
 	free(req);
 	if (rc == 0) {
-		now = now_ns();
+		now = vr_now_ns();
 		print_latency(kv, "done", now - start, now - start, &kv->total, true);
 	}
 	return rc;
@@ -786,35 +652,6 @@ static void usage(FILE *out)
 	      out);
 }
 
-/* Parses a whole decimal number in [min, max]; no sign, no junk. */
-static bool parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
-{
-	bool ok = arg[0] != '\0' && strspn(arg, "0123456789") == strlen(arg);
-	unsigned long long v = 0;
-	if (ok) {
-		errno = 0;
-		v = strtoull(arg, NULL, 10);
-		ok = errno == 0 && v >= min && v <= max;
-	}
-	if (!ok) {
-		fprintf(stderr, PROG ": %s: expected %" PRIu64 "..%" PRIu64 ", got '%s'\n", opt,
-			min, max, arg);
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
-static bool parse_unsigned(const char *opt, const char *arg, unsigned min, unsigned max,
-			   unsigned *out)
-{
-	uint64_t v;
-	if (!parse_u64(opt, arg, min, max, &v))
-		return false;
-	*out = (unsigned)v;
-	return true;
-}
-
 enum {
 	OPT_NAME = 256,
 	OPT_HOST,
@@ -891,34 +728,35 @@ static int parse_options(int argc, char **argv, struct options *o)
 					optarg);
 			break;
 		case 'p':
-			ok = parse_unsigned("--port", optarg, 1, 65535, &o->port);
+			ok = vr_parse_unsigned("--port", optarg, 1, 65535, 0, &o->port);
 			break;
 		case 's':
-			ok = parse_u64("--size", optarg, 1, 1024ULL * 1024, &o->size_mib);
+			ok = vr_parse_u64("--size", optarg, 1, 1024ULL * 1024, 0, &o->size_mib);
 			break;
 		case OPT_VALUE_BYTES:
-			ok = parse_unsigned("--value-bytes", optarg, 16, MAX_VALUE_BYTES,
-					    &o->value_bytes);
+			ok = vr_parse_unsigned("--value-bytes", optarg, 16, MAX_VALUE_BYTES, 0,
+					       &o->value_bytes);
 			break;
 		case OPT_COMPRESS:
-			ok = parse_unsigned("--compress-ratio", optarg, 1, 64, &o->compress_ratio);
+			ok = vr_parse_unsigned("--compress-ratio", optarg, 1, 64, 0,
+					       &o->compress_ratio);
 			break;
 		case OPT_SEED:
-			ok = parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed);
+			ok = vr_parse_u64("--seed", optarg, 0, UINT64_MAX, 0, &o->seed);
 			break;
 		case 'd':
-			ok = parse_u64("--duration", optarg, 0, MAX_SECONDS, &o->duration_s);
+			ok = vr_parse_u64("--duration", optarg, 0, MAX_SECONDS, 0, &o->duration_s);
 			break;
 		case OPT_REPORT:
-			ok = parse_u64("--report-interval", optarg, 0, MAX_SECONDS,
-				       &o->report_interval_s);
+			ok = vr_parse_u64("--report-interval", optarg, 0, MAX_SECONDS, 0,
+					  &o->report_interval_s);
 			break;
 		case OPT_HOT:
-			ok = parse_unsigned("--hot-percent", optarg, 0, 100, &o->hot_percent);
+			ok = vr_parse_unsigned("--hot-percent", optarg, 0, 100, 0, &o->hot_percent);
 			break;
 		case OPT_HOT_ACCESS:
-			ok = parse_unsigned("--hot-access-percent", optarg, 0, 100,
-					    &o->hot_access_percent);
+			ok = vr_parse_unsigned("--hot-access-percent", optarg, 0, 100, 0,
+					       &o->hot_access_percent);
 			break;
 		case OPT_HOT_LAYOUT:
 			if (strcmp(optarg, "spread") == 0)
@@ -933,39 +771,27 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case OPT_SET:
-			ok = parse_unsigned("--set-percent", optarg, 0, 100, &o->set_percent);
+			ok = vr_parse_unsigned("--set-percent", optarg, 0, 100, 0, &o->set_percent);
 			break;
 		case OPT_VERIFY:
-			ok = parse_unsigned("--verify-percent", optarg, 1, 100, &o->verify_percent);
+			ok = vr_parse_unsigned("--verify-percent", optarg, 1, 100, 0,
+					       &o->verify_percent);
 			break;
 		case OPT_CONNECT_TIMEOUT:
-			ok = parse_u64("--connect-timeout", optarg, 0, 3600, &v);
+			ok = vr_parse_u64("--connect-timeout", optarg, 0, 3600, 0, &v);
 			o->connect_timeout_s = (unsigned)v;
 			break;
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			fprintf(stderr, PROG ": %s: missing value\n", argv[optind - 1]);
-			ok = false;
-			break;
-		default: /* '?': optopt is the unknown short option, 0 for a long one */
-			if (optopt)
-				fprintf(stderr, PROG ": unknown option '-%c' (see --help)\n",
-					optopt);
-			else
-				fprintf(stderr, PROG ": unknown option '%s' (see --help)\n",
-					argv[optind - 1]);
+		default: /* ':' a missing value, '?' an unknown option */
+			vr_getopt_error(c, argv);
 			ok = false;
 			break;
 		}
 	}
-	if (!ok)
+	if (!ok || !vr_no_operands(argc, argv))
 		return 2;
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s' (see --help)\n", argv[optind]);
-		return 2;
-	}
 	uint64_t nr_keys = o->size_mib * MIB / o->value_bytes;
 	if (nr_keys == 0 || nr_keys > MAX_KEYS) {
 		fprintf(stderr,
@@ -982,6 +808,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Closes the connection and frees the buffers: on every exit, so that a
+ * sanitized build reports no leak. */
+static void release(struct kvload *kv)
+{
+	conn_close(kv->conn);
+	kv->conn = NULL;
+	free(kv->value);
+	free(kv->reply);
+}
+
 int main(int argc, char **argv)
 {
 	struct kvload kv;
@@ -996,14 +832,18 @@ int main(int argc, char **argv)
 	if (kv.nr_random_words == 0)
 		kv.nr_random_words = 1;
 
-	if (install_signal_handlers() < 0)
+	/* SA_RESTART: socket I/O resumes; the loops look at vr_stop_signal. */
+	if (vr_catch_stop_signals(SA_RESTART) < 0)
 		return 3;
+	/* A closed connection is an error return, not a kill. */
+	signal(SIGPIPE, SIG_IGN);
 	kv.value = malloc(o->value_bytes + 8u);
 	kv.reply = malloc(o->value_bytes + 2u > 2u * MAX_VALUE_BYTES + 2u ?
 				  o->value_bytes + 2u :
 				  2u * MAX_VALUE_BYTES + 2u);
 	if (!kv.value || !kv.reply) {
 		fprintf(stderr, PROG ": out of memory\n");
+		release(&kv);
 		return 3;
 	}
 	printf("%s: start size_bytes=%" PRIu64 " keys=%" PRIu64 " hot_keys=%" PRIu64
@@ -1014,27 +854,29 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	kv.conn = conn_open(o);
-	if (!kv.conn)
-		return 3;
-
-	uint64_t t0 = now_ns();
-	if (fill(&kv) < 0) {
-		conn_close(kv.conn);
+	if (!kv.conn) {
+		release(&kv);
 		return 3;
 	}
-	if (stop_signal) {
+
+	uint64_t t0 = vr_now_ns();
+	if (fill(&kv) < 0) {
+		release(&kv);
+		return 3;
+	}
+	if (vr_stop_signal) {
 		printf("%s: interrupted signal=%s during=fill\n", o->name,
-		       signal_name(stop_signal));
+		       vr_signal_name(vr_stop_signal));
 		printf("%s: fill stopped filled_keys=%" PRIu64 " keys=%" PRIu64 "\n", o->name,
 		       kv.nr_filled, kv.nr_keys);
 	} else {
 		printf("%s: filled size_bytes=%" PRIu64 " keys=%" PRIu64 " seconds=%.3f\n", o->name,
-		       kv.nr_keys * o->value_bytes, kv.nr_keys, ns_to_s(now_ns() - t0));
+		       kv.nr_keys * o->value_bytes, kv.nr_keys, vr_ns_to_s(vr_now_ns() - t0));
 	}
 	fflush(stdout);
 
-	if (!stop_signal && access_phase(&kv) < 0) {
-		conn_close(kv.conn);
+	if (!vr_stop_signal && access_phase(&kv) < 0) {
+		release(&kv);
 		return 3;
 	}
 	if (kv.nr_access_mismatches > 0)
@@ -1042,15 +884,13 @@ int main(int argc, char **argv)
 
 	uint64_t checked = 0, mismatches = 0;
 	if (verify(&kv, &checked, &mismatches) < 0) {
-		conn_close(kv.conn);
+		release(&kv);
 		return 3;
 	}
 	bool good = mismatches == 0 && kv.nr_access_mismatches == 0;
 	printf("%s: verify checked=%" PRIu64 " mismatches=%" PRIu64 " result=%s\n", o->name,
 	       checked, mismatches, good ? "ok" : "FAILED");
 	fflush(stdout);
-	conn_close(kv.conn);
-	free(kv.value);
-	free(kv.reply);
+	release(&kv);
 	return good ? 0 : 1;
 }

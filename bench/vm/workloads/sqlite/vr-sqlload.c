@@ -52,7 +52,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vr-workload.h"
+
 #define PROG "vr-sqlload"
+const char vr_prog[] = PROG;
 
 /*
  * A row's value: 125 words of 8 bytes. With sqlite's 4 KiB pages a cell of
@@ -69,7 +72,6 @@
  */
 #define RANDOM_WORDS 48u
 
-#define NS_PER_S 1000000000ULL
 /* Rows per fill transaction: 16 MiB of data, one commit every ~0.7 s on TCG. */
 #define FILL_TXN_ROWS 16384u
 /* sqlite page cache, MiB: small, so the reads go to the file (sqlite's default is ~2). */
@@ -112,26 +114,6 @@ struct options {
 	unsigned verify_percent;
 	uint64_t corrupt_row;
 	bool keep;
-};
-
-/*
- * Latency histogram, log-linear: latencies below 32 ns have a bucket each,
- * larger ones 16 buckets per power of two (at most 6.25% wide).
- */
-#define HIST_LINEAR_BITS 4u
-#define HIST_LINEAR	 (1u << HIST_LINEAR_BITS)
-#define HIST_BUCKETS	 (64u * HIST_LINEAR)
-
-/**
- * struct latency_hist - a latency distribution.
- * @nr: samples.
- * @max_ns: largest sample, ns.
- * @bucket: samples per bucket (see hist_index()).
- */
-struct latency_hist {
-	uint64_t nr;
-	uint64_t max_ns;
-	uint64_t bucket[HIST_BUCKETS];
 };
 
 /**
@@ -184,48 +166,11 @@ struct sqlload {
 	struct zipf_gen zipf;
 	struct permutation perm;
 	uint64_t nr_access_mismatches;
-	struct latency_hist total;
-	struct latency_hist interval;
+	struct vr_hist total;
+	struct vr_hist interval;
 };
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int signo)
-{
-	stop_signal = signo;
-}
-
-static const char *signal_name(int signo)
-{
-	return signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : "SIGUSR1";
-}
-
-/* SIGTERM, SIGINT and SIGUSR1 end the fill or the access phase. */
-static int install_signal_handlers(void)
-{
-	static const int signals[] = { SIGTERM, SIGINT, SIGUSR1 };
-	struct sigaction sa = { .sa_handler = on_stop_signal };
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-		if (sigaction(signals[i], &sa, NULL) < 0) {
-			fprintf(stderr, PROG ": sigaction: %s\n", strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* ---- values -------------------------------------------------------------- */
-
-/* splitmix64's finalizer: every input bit affects every output bit. */
-static inline uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
 
 /* Store @v little-endian, so the file is the same on every host. */
 static inline void put_le64(unsigned char *p, uint64_t v)
@@ -237,73 +182,14 @@ static inline void put_le64(unsigned char *p, uint64_t v)
 /* The value of row @id under @seed: VALUE_BYTES into @out. */
 static void make_value(unsigned char *out, uint64_t seed, uint64_t id)
 {
-	uint64_t row_key = mix64(seed ^ mix64(id * GOLDEN));
+	uint64_t row_key = vr_mix64(seed ^ vr_mix64(id * GOLDEN));
 	for (unsigned w = 0; w < RANDOM_WORDS; w++)
-		put_le64(out + 8 * w, mix64(row_key + (uint64_t)(w + 1) * GOLDEN));
+		put_le64(out + 8 * w, vr_mix64(row_key + (uint64_t)(w + 1) * GOLDEN));
 	/* Bytes 0 and 1 of the repeated word differ: never one repeated byte. */
-	uint64_t repeat = mix64(row_key ^ REPEAT_SALT);
+	uint64_t repeat = vr_mix64(row_key ^ REPEAT_SALT);
 	repeat = (repeat & ~0xffffULL) | ((repeat & 0xffu) << 8) | ((repeat & 0xffu) ^ 0x5au);
 	for (unsigned w = RANDOM_WORDS; w < VALUE_WORDS; w++)
 		put_le64(out + 8 * w, repeat);
-}
-
-/* ---- time and latency ---------------------------------------------------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
-static double ns_to_s(uint64_t ns)
-{
-	return (double)ns / (double)NS_PER_S;
-}
-
-/* Bucket of @ns: values below 2 x HIST_LINEAR map to themselves. */
-static unsigned hist_index(uint64_t ns)
-{
-	if (ns < 2 * HIST_LINEAR)
-		return (unsigned)ns;
-	unsigned top = 63u - (unsigned)__builtin_clzll(ns); /* >= HIST_LINEAR_BITS + 1 */
-	unsigned shift = top - HIST_LINEAR_BITS;
-	return shift * HIST_LINEAR + (unsigned)(ns >> shift);
-}
-
-/* Smallest latency of bucket @b, ns (the inverse of hist_index()). */
-static uint64_t hist_lower_ns(unsigned b)
-{
-	if (b < 2 * HIST_LINEAR)
-		return b;
-	unsigned shift = b / HIST_LINEAR - 1;
-	return (uint64_t)(b % HIST_LINEAR + HIST_LINEAR) << shift;
-}
-
-static void hist_add(struct latency_hist *h, uint64_t ns)
-{
-	h->bucket[hist_index(ns)]++;
-	h->nr++;
-	if (ns > h->max_ns)
-		h->max_ns = ns;
-}
-
-/* Latency at quantile @q (0 < q <= 1), µs: the middle of its bucket, at most the max. */
-static double hist_quantile_us(const struct latency_hist *h, double q)
-{
-	if (h->nr == 0)
-		return 0.0;
-	uint64_t rank = (uint64_t)ceil(q * (double)h->nr);
-	uint64_t seen = 0;
-	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
-		seen += h->bucket[b];
-		if (seen < rank)
-			continue;
-		uint64_t lo = hist_lower_ns(b);
-		uint64_t mid = lo + (hist_lower_ns(b + 1) - lo) / 2;
-		return (double)(mid < h->max_ns ? mid : h->max_ns) / 1000.0;
-	}
-	return (double)h->max_ns / 1000.0;
 }
 
 /* ---- key choice ---------------------------------------------------------- */
@@ -359,7 +245,7 @@ static void permutation_init(struct permutation *p, uint64_t n, uint64_t seed)
 	p->n = n;
 	p->half_bits = bits / 2;
 	for (unsigned i = 0; i < 4; i++)
-		p->keys[i] = mix64(seed ^ (PERMUTE_SALT * (i + 1)));
+		p->keys[i] = vr_mix64(seed ^ (PERMUTE_SALT * (i + 1)));
 }
 
 /* The image of @x < n: each Feistel pass is a bijection, so is the walk. */
@@ -369,24 +255,13 @@ static uint64_t permute(const struct permutation *p, uint64_t x)
 	do {
 		uint64_t left = x >> p->half_bits, right = x & mask;
 		for (unsigned i = 0; i < 4; i++) {
-			uint64_t next = left ^ (mix64(right ^ p->keys[i]) & mask);
+			uint64_t next = left ^ (vr_mix64(right ^ p->keys[i]) & mask);
 			left = right;
 			right = next;
 		}
 		x = left << p->half_bits | right;
 	} while (x >= p->n);
 	return x;
-}
-
-/* xorshift64*: the access sequence. */
-static inline uint64_t rng_next(uint64_t *state)
-{
-	uint64_t x = *state;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * 0x2545f4914f6cdd1dULL;
 }
 
 /* ---- sqlite -------------------------------------------------------------- */
@@ -514,7 +389,7 @@ static int fill(struct sqlload *sl)
 		return -1;
 	}
 	uint64_t id = 1;
-	while (id <= sl->nr_rows && !stop_signal) {
+	while (id <= sl->nr_rows && !vr_stop_signal) {
 		uint64_t end = id + FILL_TXN_ROWS;
 		if (end > sl->nr_rows + 1)
 			end = sl->nr_rows + 1;
@@ -584,11 +459,13 @@ static bool check_value(uint64_t id, int found, const void *val, int len,
 
 static void print_progress(struct sqlload *sl, uint64_t t_ns, uint64_t interval_ns)
 {
-	const struct latency_hist *h = &sl->interval;
+	const struct vr_hist *h = &sl->interval;
 	printf(PROG ": progress t_s=%.3f ops=%" PRIu64 " ops_per_s=%.1f p50_us=%.3f p99_us=%.3f"
 		    " p999_us=%.3f\n",
-	       ns_to_s(t_ns), h->nr, interval_ns ? (double)h->nr / ns_to_s(interval_ns) : 0.0,
-	       hist_quantile_us(h, 0.50), hist_quantile_us(h, 0.99), hist_quantile_us(h, 0.999));
+	       vr_ns_to_s(t_ns), h->count,
+	       interval_ns ? (double)h->count / vr_ns_to_s(interval_ns) : 0.0,
+	       vr_hist_quantile_us(h, 0.50), vr_hist_quantile_us(h, 0.99),
+	       vr_hist_quantile_us(h, 0.999));
 	memset(&sl->interval, 0, sizeof(sl->interval));
 }
 
@@ -596,37 +473,37 @@ static void print_progress(struct sqlload *sl, uint64_t t_ns, uint64_t interval_
 static int access_phase(struct sqlload *sl)
 {
 	const struct options *o = &sl->opt;
-	uint64_t rng = mix64(o->seed ^ ACCESS_SALT) | 1;
+	uint64_t rng = vr_mix64(o->seed ^ ACCESS_SALT) | 1;
 	unsigned char expect[VALUE_BYTES];
-	uint64_t start = now_ns(), now = start;
-	uint64_t end = o->duration_s ? start + o->duration_s * NS_PER_S : UINT64_MAX;
-	uint64_t report_ns = o->report_interval_s * NS_PER_S;
+	uint64_t start = vr_now_ns(), now = start;
+	uint64_t end = o->duration_s ? start + o->duration_s * VR_NS_PER_S : UINT64_MAX;
+	uint64_t report_ns = o->report_interval_s * VR_NS_PER_S;
 	uint64_t next_report = report_ns ? start + report_ns : UINT64_MAX;
 	uint64_t last_report = start;
 	int rc = 0;
 
 	/* A fill cut short by a signal leaves nothing to measure. */
-	while (sl->nr_filled == sl->nr_rows && !stop_signal && now < end) {
-		double u = (double)(rng_next(&rng) >> 11) * 0x1.0p-53;
+	while (sl->nr_filled == sl->nr_rows && !vr_stop_signal && now < end) {
+		double u = (double)(vr_rng_next(&rng) >> 11) * 0x1.0p-53;
 		uint64_t id = permute(&sl->perm, zipf_rank(&sl->zipf, u)) + 1;
 		make_value(expect, o->seed, id);
 
 		const void *val = NULL;
 		int len = 0;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = vr_now_ns();
 		int found = read_row(sl, id, &val, &len);
 		bool same = found >= 0 && check_value(id, found, val, len, expect,
 						      sl->nr_access_mismatches, "access");
 		sqlite3_reset(sl->select);
-		now = now_ns();
+		now = vr_now_ns();
 		if (found < 0) {
 			rc = -1;
 			break;
 		}
 		if (!same)
 			sl->nr_access_mismatches++;
-		hist_add(&sl->total, now - t0);
-		hist_add(&sl->interval, now - t0);
+		vr_hist_add(&sl->total, now - t0);
+		vr_hist_add(&sl->interval, now - t0);
 		if (now >= next_report) {
 			print_progress(sl, now - start, now - last_report);
 			last_report = now;
@@ -634,15 +511,17 @@ static int access_phase(struct sqlload *sl)
 				next_report += report_ns;
 		}
 	}
-	if (stop_signal && sl->nr_filled == sl->nr_rows)
-		printf(PROG ": interrupted signal=%s during=access\n", signal_name(stop_signal));
+	if (vr_stop_signal && sl->nr_filled == sl->nr_rows)
+		printf(PROG ": interrupted signal=%s during=access\n",
+		       vr_signal_name(vr_stop_signal));
 
-	const struct latency_hist *h = &sl->total;
+	const struct vr_hist *h = &sl->total;
 	uint64_t elapsed = now - start;
 	printf(PROG ": done seconds=%.3f ops=%" PRIu64 " ops_per_s=%.1f p50_us=%.3f p99_us=%.3f"
 		    " p999_us=%.3f max_us=%.3f\n",
-	       ns_to_s(elapsed), h->nr, elapsed ? (double)h->nr / ns_to_s(elapsed) : 0.0,
-	       hist_quantile_us(h, 0.50), hist_quantile_us(h, 0.99), hist_quantile_us(h, 0.999),
+	       vr_ns_to_s(elapsed), h->count,
+	       elapsed ? (double)h->count / vr_ns_to_s(elapsed) : 0.0, vr_hist_quantile_us(h, 0.50),
+	       vr_hist_quantile_us(h, 0.99), vr_hist_quantile_us(h, 0.999),
 	       (double)h->max_ns / 1000.0);
 	return rc;
 }
@@ -675,7 +554,7 @@ static int corrupt_row(struct sqlload *sl, uint64_t id)
 static int integrity_check(struct sqlload *sl)
 {
 	sqlite3_stmt *st = NULL;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = vr_now_ns();
 	if (sqlite3_prepare_v2(sl->db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK) {
 		db_error(sl, "prepare PRAGMA integrity_check");
 		return -1;
@@ -688,7 +567,7 @@ static int integrity_check(struct sqlload *sl)
 	}
 	const char *first = (const char *)sqlite3_column_text(st, 0);
 	bool ok = first && strcmp(first, "ok") == 0;
-	double seconds = ns_to_s(now_ns() - t0);
+	double seconds = vr_ns_to_s(vr_now_ns() - t0);
 	if (ok)
 		printf(PROG ": integrity_check result=ok seconds=%.3f\n", seconds);
 	else
@@ -754,26 +633,6 @@ static void usage(FILE *out)
 	      "\n"
 	      "Exit status: 0 verified, 1 check failed, 2 usage error, 3 system error.\n",
 	      out);
-}
-
-/* Parse a whole decimal number in [min, max]: no sign, no blanks, no junk. */
-static bool parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
-{
-	bool ok = arg[0] != '\0' && strspn(arg, "0123456789") == strlen(arg);
-	unsigned long long v = 0;
-	if (ok) {
-		errno = 0;
-		v = strtoull(arg, NULL, 10);
-		ok = errno == 0 && v >= min && v <= max;
-	}
-	if (!ok) {
-		fprintf(stderr,
-			PROG ": %s: expected a whole number %" PRIu64 "..%" PRIu64 ", got '%s'\n",
-			opt, min, max, arg);
-		return false;
-	}
-	*out = v;
-	return true;
 }
 
 /* --zipf: a plain decimal in [0, 1) (Gray's method needs theta != 1). */
@@ -873,30 +732,36 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->db_path = optarg;
 			break;
 		case 's':
-			ok = parse_u64("--size", optarg, 1, MAX_SIZE_MIB, &o->size_mib);
+			ok = vr_parse_u64("--size", optarg, 1, MAX_SIZE_MIB, VR_NUMBER_SAY_WHOLE,
+					  &o->size_mib);
 			break;
 		case 'd':
-			ok = parse_u64("--duration", optarg, 0, MAX_SECONDS, &o->duration_s);
+			ok = vr_parse_u64("--duration", optarg, 0, MAX_SECONDS, VR_NUMBER_SAY_WHOLE,
+					  &o->duration_s);
 			break;
 		case OPT_SEED:
-			ok = parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed);
+			ok = vr_parse_u64("--seed", optarg, 0, UINT64_MAX, VR_NUMBER_SAY_WHOLE,
+					  &o->seed);
 			break;
 		case OPT_ZIPF:
 			ok = parse_theta(optarg, &o->zipf_theta);
 			break;
 		case OPT_REPORT:
-			ok = parse_u64("--report-interval", optarg, 0, MAX_SECONDS,
-				       &o->report_interval_s);
+			ok = vr_parse_u64("--report-interval", optarg, 0, MAX_SECONDS,
+					  VR_NUMBER_SAY_WHOLE, &o->report_interval_s);
 			break;
 		case OPT_CACHE:
-			ok = parse_u64("--cache-mib", optarg, 1, MAX_CACHE_MIB, &o->cache_mib);
+			ok = vr_parse_u64("--cache-mib", optarg, 1, MAX_CACHE_MIB,
+					  VR_NUMBER_SAY_WHOLE, &o->cache_mib);
 			break;
 		case OPT_VERIFY:
-			ok = parse_u64("--verify-percent", optarg, 1, 100, &v);
+			ok = vr_parse_u64("--verify-percent", optarg, 1, 100, VR_NUMBER_SAY_WHOLE,
+					  &v);
 			o->verify_percent = (unsigned)v;
 			break;
 		case OPT_CORRUPT:
-			ok = parse_u64("--corrupt-row", optarg, 1, UINT64_MAX, &o->corrupt_row);
+			ok = vr_parse_u64("--corrupt-row", optarg, 1, UINT64_MAX,
+					  VR_NUMBER_SAY_WHOLE, &o->corrupt_row);
 			break;
 		case OPT_KEEP:
 			o->keep = true;
@@ -904,27 +769,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			fprintf(stderr, PROG ": %s: missing value\n", argv[optind - 1]);
-			ok = false;
-			break;
-		default: /* '?': optopt is the unknown short option, 0 for a long one */
-			if (optopt)
-				fprintf(stderr, PROG ": unknown option '-%c' (see --help)\n",
-					optopt);
-			else
-				fprintf(stderr, PROG ": unknown option '%s' (see --help)\n",
-					argv[optind - 1]);
+		default: /* ':' a missing value, '?' an unknown option */
+			vr_getopt_error(c, argv);
 			ok = false;
 			break;
 		}
 	}
-	if (!ok)
+	if (!ok || !vr_no_operands(argc, argv))
 		return 2;
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s' (see --help)\n", argv[optind]);
-		return 2;
-	}
 	if (o->size_mib == 0) {
 		uint64_t kib = mem_total_kib();
 		o->size_mib = kib * DEFAULT_SIZE_PERCENT / 100 / 1024;
@@ -986,12 +838,13 @@ static int run(struct sqlload *sl)
 	       sqlite3_libversion());
 	if (check_free_space(sl) < 0)
 		return 3;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = vr_now_ns();
 	if (db_open(sl) < 0 || fill(sl) < 0)
 		return 3;
-	double fill_s = ns_to_s(now_ns() - t0);
-	if (stop_signal) {
-		printf(PROG ": interrupted signal=%s during=fill\n", signal_name(stop_signal));
+	double fill_s = vr_ns_to_s(vr_now_ns() - t0);
+	if (vr_stop_signal) {
+		printf(PROG ": interrupted signal=%s during=fill\n",
+		       vr_signal_name(vr_stop_signal));
 		printf(PROG ": fill stopped rows=%" PRIu64 "\n", sl->nr_filled);
 	}
 	printf(PROG ": filled size_bytes=%" PRIu64 " rows=%" PRIu64 " seconds=%.3f\n",
@@ -1030,7 +883,8 @@ int main(int argc, char **argv)
 		return rc == 1 ? 0 : 2;
 
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a harness reads a serial console log */
-	if (install_signal_handlers() < 0)
+	/* SIGTERM, SIGINT and SIGUSR1 end the fill or the access phase. */
+	if (vr_catch_stop_signals(0) < 0)
 		return 3;
 	rc = run(&sl);
 	release(&sl);
