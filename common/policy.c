@@ -415,7 +415,8 @@ static const struct object_desc scheme_desc = {
 	.others = OTHERS("name", "action", "pattern", "quota", "watermarks"),
 };
 static const struct object_desc pattern_desc = { NO_OTHERS, INTS(pattern_fields) };
-static const struct object_desc quota_desc = { OTHERS("weights", "goals"), INTS(quota_fields) };
+static const struct object_desc quota_desc = { OTHERS("weights", "goals", "charge"),
+					       INTS(quota_fields) };
 static const struct object_desc weights_desc = { NO_OTHERS, INTS(weight_fields) };
 static const struct object_desc goal_desc = { OTHERS("metric"), INTS(goal_fields) };
 static const struct object_desc wmarks_desc = { OTHERS("metric"), INTS(wmark_fields) };
@@ -608,6 +609,11 @@ static const char *wmark_metric_name_at(guint i)
 	return vr_wmark_metric_name((enum vr_wmark_metric)i);
 }
 
+static const char *charge_basis_name_at(guint i)
+{
+	return vr_charge_basis_name((enum vr_charge_basis)i);
+}
+
 /* "a, b, c": the names of the values 0, 1, ... up to the first "unknown". */
 static char *enum_names(const char *(*name_at)(guint))
 {
@@ -686,8 +692,9 @@ static gboolean parse_goals(const struct parser *ps, struct json_object *v, cons
 static gboolean parse_quota(const struct parser *ps, struct json_object *v, const char *path,
 			    struct vr_quota *q, GError **error)
 {
-	g_autofree char *wpath = NULL, *gpath = NULL;
+	g_autofree char *wpath = NULL, *gpath = NULL, *cpath = NULL;
 	struct json_object *m;
+	const char *charge;
 
 	if (!read_object(ps, v, path, &quota_desc, q, error))
 		return FALSE;
@@ -696,6 +703,13 @@ static gboolean parse_quota(const struct parser *ps, struct json_object *v, cons
 		return FALSE;
 	if (member(v, path, "goals", &m, &gpath) && !parse_goals(ps, m, gpath, q, error))
 		return FALSE;
+	if (member(v, path, "charge", &m, &cpath)) {
+		if (!read_string(m, cpath, &charge, error))
+			return FALSE;
+		if (!vr_charge_basis_from_name(charge, &q->charge))
+			return unknown_name(error, cpath, "charge basis", charge,
+					    charge_basis_name_at);
+	}
 	return TRUE;
 }
 
@@ -872,6 +886,8 @@ static struct json_object *quota_to_json(const struct vr_quota *q)
 		json_object_array_add(goals, g);
 	}
 	json_object_object_add(obj, "goals", goals);
+	json_object_object_add(obj, "charge",
+			       json_object_new_string(vr_charge_basis_name(q->charge)));
 	return obj;
 }
 

@@ -31,6 +31,11 @@ static const char *const wmark_metric_names[] = {
 	[VR_WMARK_FREE_MEM_RATE] = "free_mem_rate",
 };
 
+static const char *const charge_basis_names[] = {
+	[VR_CHARGE_RESIDENT] = "resident",
+	[VR_CHARGE_SIZE] = "size",
+};
+
 static gboolean name_lookup(const char *const *names, guint nr, const char *name, int *value)
 {
 	for (guint i = 0; i < nr; i++) {
@@ -86,6 +91,22 @@ gboolean vr_wmark_metric_from_name(const char *name, enum vr_wmark_metric *metri
 	if (!name_lookup(wmark_metric_names, G_N_ELEMENTS(wmark_metric_names), name, &v))
 		return FALSE;
 	*metric = (enum vr_wmark_metric)v;
+	return TRUE;
+}
+
+const char *vr_charge_basis_name(enum vr_charge_basis basis)
+{
+	return (guint)basis < G_N_ELEMENTS(charge_basis_names) ? charge_basis_names[basis] :
+								 "unknown";
+}
+
+gboolean vr_charge_basis_from_name(const char *name, enum vr_charge_basis *basis)
+{
+	int v;
+
+	if (!name_lookup(charge_basis_names, G_N_ELEMENTS(charge_basis_names), name, &v))
+		return FALSE;
+	*basis = (enum vr_charge_basis)v;
 	return TRUE;
 }
 
@@ -274,6 +295,8 @@ gboolean vr_scheme_validate(const struct vr_scheme *s, GError **error)
 			return SCHEME_INVALID(error, s,
 					      "quota.goals[%u].target = 0: must be positive", i);
 	}
+	if ((guint)q->charge >= G_N_ELEMENTS(charge_basis_names))
+		return SCHEME_INVALID(error, s, "quota.charge: unknown charge basis %d", q->charge);
 	if ((guint)w->metric >= G_N_ELEMENTS(wmark_metric_names))
 		return SCHEME_INVALID(error, s, "watermarks.metric: unknown metric");
 	if (w->metric != VR_WMARK_NONE) {
@@ -520,7 +543,31 @@ static void adjust_quota(struct vr_ctx *ctx, struct vr_scheme *s, uint64_t now_u
 		s->stats.qt_exceeds++;
 }
 
-/* Sets @s's min_score for this pass from the score histogram. */
+/*
+ * What acting on @r (of @t) charges @s's quota, at most @limit bytes (whole
+ * pages, > 0): its resident bytes when the quota charges VR_CHARGE_RESIDENT
+ * and the actuator can count them, its size otherwise. @stop gets where the
+ * charge ends: @r's end when the whole region fits in @limit.
+ */
+static uint64_t region_charge(const struct vr_ctx *ctx, const struct vr_scheme *s,
+			      const struct vr_target *t, const struct vr_region *r, uint64_t limit,
+			      uint64_t *stop)
+{
+	uint64_t sz = vr_region_size(r);
+
+	if (s->quota.charge == VR_CHARGE_RESIDENT && ctx->actuator && ctx->actuator->resident) {
+		uint64_t charge = ctx->actuator->resident(ctx->actuator_data, t, r->start, r->end,
+							  limit, stop);
+
+		*stop = CLAMP(*stop / VR_PAGE_SIZE * VR_PAGE_SIZE, r->start, r->end);
+		return MIN(charge, MIN(limit, sz));
+	}
+	*stop = sz > limit ? r->start + limit : r->end;
+	return MIN(sz, limit);
+}
+
+/* Sets @s's min_score for this pass from the score histogram, each region
+ * weighted by what acting on it would charge. */
 static void prioritize(struct vr_ctx *ctx, struct vr_scheme *s)
 {
 	uint64_t hist[VR_MAX_SCORE + 1] = { 0 };
@@ -530,9 +577,11 @@ static void prioritize(struct vr_ctx *ctx, struct vr_scheme *s)
 
 		for (guint j = 0; j < vr_target_nr_regions(t); j++) {
 			const struct vr_region *r = vr_target_region(t, j);
+			uint64_t stop;
 
 			if (vr_access_pattern_match(&s->pattern, r, &ctx->attrs))
-				hist[vr_scheme_score(s, r, &ctx->attrs)] += vr_region_size(r);
+				hist[vr_scheme_score(s, r, &ctx->attrs)] +=
+					region_charge(ctx, s, t, r, G_MAXUINT64, &stop);
 		}
 	}
 	s->quota.min_score = vr_min_score(hist, s->quota.esz);
@@ -551,19 +600,26 @@ static bool apply_region(struct vr_ctx *ctx, struct vr_scheme *s, guint i, guint
 	struct vr_quota *q = &s->quota;
 	bool limited = vr_quota_is_set(q);
 	struct vr_region *r = vr_target_region(t, j);
-	uint64_t sz = vr_region_size(r), done = 0, begin_ns;
+	uint64_t sz, charge = 0, done = 0, begin_ns;
 
 	if (!vr_access_pattern_match(&s->pattern, r, &ctx->attrs))
 		return true;
 	if (limited && vr_scheme_score(s, r, &ctx->attrs) < q->min_score)
 		return true;
-	if (limited && q->charged_sz + sz > q->esz) {
-		sz = (q->esz - q->charged_sz) / VR_PAGE_SIZE * VR_PAGE_SIZE;
-		if (sz == 0)
+	if (limited) {
+		uint64_t limit = (q->esz - q->charged_sz) / VR_PAGE_SIZE * VR_PAGE_SIZE, stop;
+
+		if (q->charged_sz >= q->esz || limit == 0)
 			return false; /* less than a page left in this window */
-		vr_target_split_region_at(t, j, sz);
-		r = vr_target_region(t, j);
+		charge = region_charge(ctx, s, t, r, limit, &stop);
+		if (stop < r->end) { /* the window ends inside the region: act up to there */
+			if (stop == r->start)
+				return false;
+			vr_target_split_region_at(t, j, stop - r->start);
+			r = vr_target_region(t, j);
+		}
 	}
+	sz = vr_region_size(r);
 	s->stats.nr_tried++;
 	s->stats.sz_tried += sz;
 	begin_ns = clock_now_ns(ctx);
@@ -577,7 +633,7 @@ static bool apply_region(struct vr_ctx *ctx, struct vr_scheme *s, guint i, guint
 		r->age = 0;
 	if (!limited)
 		return true;
-	vr_quota_charge(q, sz, clock_now_ns(ctx) - begin_ns);
+	vr_quota_charge(q, charge, clock_now_ns(ctx) - begin_ns);
 	if (q->charged_sz < q->esz)
 		return true;
 	q->resume_set = true;

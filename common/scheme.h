@@ -116,6 +116,26 @@ struct vr_quota_goal {
 #define VR_MAX_QUOTA_GOALS 4
 
 /**
+ * enum vr_charge_basis - what a quota is charged for a region it acts on.
+ * @VR_CHARGE_RESIDENT:	what the action could free in the region: its
+ *			resident memory, not yet paged out, as the actuator
+ *			counts it (struct vr_actuator_ops.resident). Free,
+ *			never touched and paged-out memory costs nothing, so
+ *			a window's quota goes to memory that gives something
+ *			back. The region's size where the actuator cannot count.
+ * @VR_CHARGE_SIZE:	the region's whole size, as DAMOS charges
+ *			(SEMANTICS.md §2.1).
+ */
+enum vr_charge_basis {
+	VR_CHARGE_RESIDENT,
+	VR_CHARGE_SIZE,
+};
+
+/** vr_charge_basis_name() - "resident", "size". */
+const char *vr_charge_basis_name(enum vr_charge_basis basis);
+gboolean vr_charge_basis_from_name(const char *name, enum vr_charge_basis *basis);
+
+/**
  * struct vr_quota - how much a scheme may do per window, and in what order.
  * @ms:			action time allowed per window, in ms; 0 = unlimited.
  * @sz:			bytes allowed per window; 0 = unlimited.
@@ -126,6 +146,8 @@ struct vr_quota_goal {
  *			scores the same ("without prioritization").
  * @goals, @nr_goals:	quota goals; with goals the feedback tuner sets the
  *			effective size, within @ms's and @sz's limits.
+ * @charge:		what a region costs the window (enum vr_charge_basis;
+ *			new schemes: VR_CHARGE_RESIDENT).
  *
  * The state below "private" belongs to the engine; it survives a runtime
  * update of the scheme (vr_ctx_set_schemes()).
@@ -139,6 +161,7 @@ struct vr_quota {
 	uint32_t weight_age;
 	struct vr_quota_goal goals[VR_MAX_QUOTA_GOALS];
 	guint nr_goals;
+	enum vr_charge_basis charge;
 	/* private: */
 	uint64_t total_charged_sz; /* bytes charged in closed windows */
 	uint64_t total_charged_ns; /* time measured over all applications */
@@ -306,12 +329,21 @@ struct vr_clock {
  *		actually done in @bytes_done (0..end-start). FALSE with @error on
  *		failure (the engine logs nothing: it counts the region as tried
  *		and not applied, and goes on).
+ * @resident:	optional; how much of [@start, @end) of @t an action could
+ *		free: the resident bytes not yet paged out, in whole pages,
+ *		counted from @start. Returns min(those bytes, @limit) and
+ *		sets @stop to @end when the range holds @limit bytes or
+ *		fewer, else to the end of the page that reached @limit.
+ *		Quotas that charge VR_CHARGE_RESIDENT charge this; without
+ *		it they charge the region's size.
  * @cleanup:	optional; releases @data when the context is freed.
  */
 struct vr_actuator_ops {
 	const char *name;
 	gboolean (*apply)(void *data, const struct vr_target *t, enum vr_action action,
 			  uint64_t start, uint64_t end, uint64_t *bytes_done, GError **error);
+	uint64_t (*resident)(void *data, const struct vr_target *t, uint64_t start, uint64_t end,
+			     uint64_t limit, uint64_t *stop);
 	void (*cleanup)(void *data);
 };
 

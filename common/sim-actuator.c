@@ -16,10 +16,12 @@
  * @until_us:	per page: the page is resident iff until_us <= @now_us;
  *		G_MAXUINT64 = non-resident for good (never accessed again).
  * @now_us:	the simulated time (vr_sim_reclaim_set_now()).
- * @comebacks:	binary min-heap of the times at which non-resident pages
- *		become resident, each (time << 1) | refault (1 when it is a
- *		refault, 0 for the first access of a page that was never
- *		resident).
+ * @comebacks:	binary min-heap (struct comeback) of the times at which
+ *		non-resident pages become resident.
+ * @resident_tree: Fenwick tree over the pages (1-based, @nr_pages + 1
+ *		entries) of which are resident at @now_us, so that the
+ *		resident pages of any range are counted, and the page where
+ *		a count is reached found, in O(log pages).
  * @nr_nonresident: pages not resident at @now_us.
  * @refaults_done: refaults that happened by @now_us (for the PSI metric).
  * @psi_read_refaults: @refaults_done at the previous read of the PSI metric.
@@ -35,6 +37,7 @@ struct vr_sim_reclaim {
 	uint64_t *until_us;
 	uint64_t now_us;
 	GArray *comebacks;
+	uint64_t *resident_tree;
 	uint64_t nr_nonresident;
 	uint64_t refaults_done;
 	uint64_t psi_read_refaults;
@@ -44,43 +47,55 @@ struct vr_sim_reclaim {
 
 /* ---- the heap of come-back times ---- */
 
-static uint64_t heap_at(const GArray *h, guint i)
+/*
+ * struct comeback - a non-resident page's return.
+ * @key:	(time << 1) | refault: the time (us) it becomes resident, and
+ *		1 when that is a refault, 0 for the first access of a page
+ *		that was never resident.
+ * @page:	the page.
+ */
+struct comeback {
+	uint64_t key;
+	uint64_t page;
+};
+
+static uint64_t heap_key(const GArray *h, guint i)
 {
-	return g_array_index(h, uint64_t, i);
+	return g_array_index(h, struct comeback, i).key;
 }
 
 static void heap_swap(GArray *h, guint i, guint j)
 {
-	uint64_t x = heap_at(h, i);
+	struct comeback x = g_array_index(h, struct comeback, i);
 
-	g_array_index(h, uint64_t, i) = heap_at(h, j);
-	g_array_index(h, uint64_t, j) = x;
+	g_array_index(h, struct comeback, i) = g_array_index(h, struct comeback, j);
+	g_array_index(h, struct comeback, j) = x;
 }
 
-static void heap_push(GArray *h, uint64_t key)
+static void heap_push(GArray *h, struct comeback c)
 {
 	guint i = h->len;
 
-	g_array_append_val(h, key);
-	while (i > 0 && heap_at(h, (i - 1) / 2) > heap_at(h, i)) {
+	g_array_append_val(h, c);
+	while (i > 0 && heap_key(h, (i - 1) / 2) > heap_key(h, i)) {
 		heap_swap(h, i, (i - 1) / 2);
 		i = (i - 1) / 2;
 	}
 }
 
-static uint64_t heap_pop(GArray *h)
+static struct comeback heap_pop(GArray *h)
 {
-	uint64_t top = heap_at(h, 0);
+	struct comeback top = g_array_index(h, struct comeback, 0);
 	guint i = 0;
 
-	g_array_index(h, uint64_t, 0) = heap_at(h, h->len - 1);
+	g_array_index(h, struct comeback, 0) = g_array_index(h, struct comeback, h->len - 1);
 	g_array_set_size(h, h->len - 1);
 	for (;;) {
 		guint l = 2 * i + 1, r = l + 1, min = i;
 
-		if (l < h->len && heap_at(h, l) < heap_at(h, min))
+		if (l < h->len && heap_key(h, l) < heap_key(h, min))
 			min = l;
-		if (r < h->len && heap_at(h, r) < heap_at(h, min))
+		if (r < h->len && heap_key(h, r) < heap_key(h, min))
 			min = r;
 		if (min == i)
 			break;
@@ -90,13 +105,68 @@ static uint64_t heap_pop(GArray *h)
 	return top;
 }
 
+/* ---- the tree of resident pages ---- */
+
+static uint64_t lowest_bit(uint64_t i)
+{
+	return i & (~i + 1);
+}
+
+/* Page @page became resident (@delta 1) or left (@delta -1). */
+static void tree_add(struct vr_sim_reclaim *r, uint64_t page, int delta)
+{
+	for (uint64_t i = page + 1; i <= r->nr_pages; i += lowest_bit(i))
+		r->resident_tree[i] += (uint64_t)(int64_t)delta;
+}
+
+/* Resident pages among the first @nr_pages pages. */
+static uint64_t tree_prefix(const struct vr_sim_reclaim *r, uint64_t nr_pages)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t i = nr_pages; i > 0; i -= lowest_bit(i))
+		sum += r->resident_tree[i];
+	return sum;
+}
+
+/* The smallest n such that the first n pages hold @want (>= 1, at most all)
+ * resident pages. */
+static uint64_t tree_search(const struct vr_sim_reclaim *r, uint64_t want)
+{
+	uint64_t pos = 0, step = 1;
+
+	while (step <= r->nr_pages / 2)
+		step <<= 1;
+	for (; step; step >>= 1) {
+		if (pos + step <= r->nr_pages && r->resident_tree[pos + step] < want) {
+			pos += step;
+			want -= r->resident_tree[pos];
+		}
+	}
+	return pos + 1;
+}
+
+/* Builds the tree from @until_us at @now_us, in O(pages). */
+static void tree_build(struct vr_sim_reclaim *r)
+{
+	for (uint64_t p = 0; p < r->nr_pages; p++)
+		r->resident_tree[p + 1] = r->until_us[p] <= r->now_us;
+	for (uint64_t i = 1; i <= r->nr_pages; i++) {
+		uint64_t up = i + lowest_bit(i);
+
+		if (up <= r->nr_pages)
+			r->resident_tree[up] += r->resident_tree[i];
+	}
+}
+
 /* A page becomes non-resident until @until_us (G_MAXUINT64: for good). */
 static void page_leave(struct vr_sim_reclaim *r, uint64_t page, uint64_t until_us, bool refault)
 {
 	r->until_us[page] = until_us;
 	r->nr_nonresident++;
 	if (until_us != G_MAXUINT64)
-		heap_push(r->comebacks, until_us << 1 | refault);
+		heap_push(r->comebacks,
+			  (struct comeback){ .key = until_us << 1 | refault, .page = page });
 }
 
 /* ---- life cycle ---- */
@@ -144,7 +214,8 @@ struct vr_sim_reclaim *vr_sim_reclaim_new(const struct vr_sim *sim, const struct
 	r->now_us = start_us;
 	r->nr_pages = size / VR_PAGE_SIZE;
 	r->until_us = g_new(uint64_t, r->nr_pages);
-	r->comebacks = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	r->comebacks = g_array_new(FALSE, FALSE, sizeof(struct comeback));
+	r->resident_tree = g_new0(uint64_t, r->nr_pages + 1);
 	/* every page waits for its first access ... */
 	for (uint64_t p = 0; p < r->nr_pages; p++)
 		r->until_us[p] = G_MAXUINT64;
@@ -157,6 +228,7 @@ struct vr_sim_reclaim *vr_sim_reclaim_new(const struct vr_sim *sim, const struct
 		if (r->until_us[p] == G_MAXUINT64)
 			page_leave(r, p, vr_sim_next_access_us(sim, p * VR_PAGE_SIZE, start_us),
 				   false);
+	tree_build(r);
 	return g_steal_pointer(&r);
 }
 
@@ -165,6 +237,7 @@ void vr_sim_reclaim_free(struct vr_sim_reclaim *r)
 	if (!r)
 		return;
 	g_free(r->until_us);
+	g_free(r->resident_tree);
 	g_array_unref(r->comebacks);
 	g_free(r);
 }
@@ -174,11 +247,12 @@ void vr_sim_reclaim_set_now(struct vr_sim_reclaim *r, uint64_t now_us)
 	if (now_us <= r->now_us)
 		return;
 	r->now_us = now_us;
-	while (r->comebacks->len && heap_at(r->comebacks, 0) >> 1 <= now_us) {
-		uint64_t key = heap_pop(r->comebacks);
+	while (r->comebacks->len && heap_key(r->comebacks, 0) >> 1 <= now_us) {
+		struct comeback c = heap_pop(r->comebacks);
 
 		r->nr_nonresident--;
-		r->refaults_done += key & 1;
+		r->refaults_done += c.key & 1;
+		tree_add(r, c.page, 1);
 	}
 }
 
@@ -237,6 +311,7 @@ static uint64_t pageout(struct vr_sim_reclaim *r, uint64_t start, uint64_t end)
 			continue; /* not resident: nothing to do */
 		next = vr_sim_next_access_us(r->sim, p * VR_PAGE_SIZE, now);
 		page_leave(r, p, next, true);
+		tree_add(r, p, -1);
 		done += VR_PAGE_SIZE;
 		r->stats.nr_pageouts++;
 		if (next <= r->end_us) {
@@ -283,9 +358,32 @@ static gboolean sim_apply(void *data, const struct vr_target *t G_GNUC_UNUSED,
 	return TRUE;
 }
 
+static uint64_t sim_resident(void *data, const struct vr_target *t G_GNUC_UNUSED, uint64_t start,
+			     uint64_t end, uint64_t limit, uint64_t *stop)
+{
+	const struct vr_sim_reclaim *r = data;
+	uint64_t first = MIN(start / VR_PAGE_SIZE, r->nr_pages);
+	uint64_t last = MIN(end / VR_PAGE_SIZE, r->nr_pages);
+	uint64_t before = tree_prefix(r, first);
+	uint64_t pages = last > first ? tree_prefix(r, last) - before : 0;
+	uint64_t want = limit / VR_PAGE_SIZE;
+
+	if (pages <= want) {
+		*stop = end;
+		return pages * VR_PAGE_SIZE;
+	}
+	if (want == 0) {
+		*stop = start;
+		return 0;
+	}
+	*stop = tree_search(r, before + want) * VR_PAGE_SIZE;
+	return want * VR_PAGE_SIZE;
+}
+
 const struct vr_actuator_ops vr_sim_actuator_ops = {
 	.name = "sim",
 	.apply = sim_apply,
+	.resident = sim_resident,
 };
 
 /* ---- the metrics ---- */

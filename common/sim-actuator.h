@@ -97,7 +97,8 @@ typedef struct vr_sim_reclaim vr_sim_reclaim;
  *			access after @start_us.
  * @params:		the cost model (NULL: VR_SIM_RECLAIM_PARAMS_DEFAULT).
  *
- * Keeps 8 bytes per page of the guest (2 MiB per GiB).
+ * Keeps 16 bytes per page of the guest (4 MiB per GiB), and 16 more per
+ * page that is waiting to come back.
  * Return: owned by the caller (vr_sim_reclaim_free()), or NULL with @error.
  */
 struct vr_sim_reclaim *vr_sim_reclaim_new(const struct vr_sim *sim, const struct vr_range *resident,
@@ -133,7 +134,9 @@ struct vr_clock vr_sim_reclaim_clock(struct vr_sim_reclaim *r);
  * context). `pageout` pages out the resident pages of the range (bytes done:
  * those pages' bytes) at the time of the last vr_sim_reclaim_set_now();
  * `cold` changes nothing and reports the whole range done; the other actions
- * are not simulated (nothing done, no error).
+ * are not simulated (nothing done, no error). `resident` counts the resident
+ * pages of a range at that time (what `pageout` would page out), in
+ * O(log pages): a quota that charges VR_CHARGE_RESIDENT pays for those.
  */
 extern const struct vr_actuator_ops vr_sim_actuator_ops;
 

@@ -319,7 +319,8 @@ static const char full_doc[] = "{\n"
 			       "        'goals': [\n"
 			       "          { 'metric': 'some_mem_psi_us', 'target': 1000 },\n"
 			       "          { 'metric': 'user_input', 'target': 10000 }\n"
-			       "        ]\n"
+			       "        ],\n"
+			       "        'charge': 'size'\n"
 			       "      },\n"
 			       "      'watermarks': {\n"
 			       "        'metric': 'free_mem_rate',\n"
@@ -371,6 +372,7 @@ Test(policy_parse, full_document)
 	EQ("full", "goals[0].target", s->quota.goals[0].target, 1000);
 	EQ("full", "goals[1].metric", s->quota.goals[1].metric, VR_GOAL_USER_INPUT);
 	EQ("full", "goals[1].target", s->quota.goals[1].target, 10000);
+	EQ("full", "quota.charge", s->quota.charge, VR_CHARGE_SIZE);
 	EQ("full", "wmarks.metric", s->wmarks.metric, VR_WMARK_FREE_MEM_RATE);
 	EQ("full", "wmarks.interval_us", s->wmarks.interval_us, US_PER_S);
 	EQ("full", "wmarks.high", s->wmarks.high, 600);
@@ -579,8 +581,8 @@ static struct error_case error_cases[] = {
 	{ "unknown in pattern", SCHEME("'pattern': { 'min_sz_bytes': 1 }"), INVALID,
 	  "schemes[0].pattern.min_sz_bytes: unknown member (expected one of min_size, " },
 	{ "unknown in quota", SCHEME("'quota': { 'time_ms': 1 }"), INVALID,
-	  "schemes[0].quota.time_ms: unknown member (expected one of weights, goals, ms, sz, "
-	  "reset_interval_ms)" },
+	  "schemes[0].quota.time_ms: unknown member (expected one of weights, goals, charge, ms, "
+	  "sz, reset_interval_ms)" },
 	{ "unknown in weights", SCHEME("'quota': { 'weights': { 'freq': 1 } }"), INVALID,
 	  "schemes[0].quota.weights.freq: unknown member (expected one of sz, nr_accesses, age)" },
 	{ "unknown in a goal",
@@ -691,6 +693,10 @@ static struct error_case error_cases[] = {
 	  SCHEME("'quota': { 'goals': [ { 'metric': 'psi', 'target': 1 } ] }"), INVALID,
 	  "schemes[0].quota.goals[0].metric: unknown metric 'psi' (expected one of user_input, "
 	  "some_mem_psi_us, free_mem_rate)" },
+	{ "unknown charge basis", SCHEME("'quota': { 'charge': 'rss' }"), INVALID,
+	  "schemes[0].quota.charge: unknown charge basis 'rss' (expected one of resident, size)" },
+	{ "charge basis not a string", SCHEME("'quota': { 'charge': 1 }"), INVALID,
+	  "schemes[0].quota.charge: expected a string" },
 	{ "unknown watermark metric", SCHEME("'watermarks': { 'metric': 'free_mem' }"), INVALID,
 	  "schemes[0].watermarks.metric: unknown metric 'free_mem' (expected one of none, "
 	  "free_mem_rate)" },
@@ -834,7 +840,8 @@ Test(policy_json, round_trip_of_a_hand_made_policy)
 				      .reset_interval_ms = 250,
 				      .weight_sz = 5,
 				      .weight_nr_accesses = 6,
-				      .weight_age = 7 };
+				      .weight_age = 7,
+				      .charge = VR_CHARGE_SIZE };
 	s->quota.goals[0] = (struct vr_quota_goal){ VR_GOAL_SOME_MEM_PSI_US, 1000, 0 };
 	s->quota.goals[1] = (struct vr_quota_goal){ VR_GOAL_USER_INPUT, 10000, 0 };
 	s->quota.goals[2] = (struct vr_quota_goal){ VR_GOAL_FREE_MEM_RATE, 250, 0 };

@@ -107,14 +107,19 @@ struct act_call {
 /*
  * The actuator: logs every call in @calls, advances @clock by
  * @cost_ns_per_page per page of the call, reports @done_pct % of the bytes
- * done, or fails while @fail is set.
+ * done, or fails while @fail is set. Every page is resident but those of
+ * the first FAKE_PAGES set in @nonresident (so by default a region's
+ * resident bytes are its size, and quotas charge as DAMOS does).
  */
+#define FAKE_PAGES 64
 struct fake_act {
 	GArray *calls;
 	struct fake_clock *clock;
 	uint64_t cost_ns_per_page;
 	uint32_t done_pct;
 	bool fail;
+	bool nonresident[FAKE_PAGES];
+	unsigned nr_resident_calls;
 	unsigned nr_cleanup;
 };
 
@@ -140,6 +145,32 @@ static gboolean act_apply(void *data, const struct vr_target *t, enum vr_action 
 	return TRUE;
 }
 
+static uint64_t act_resident(void *data, const struct vr_target *t, uint64_t start, uint64_t end,
+			     uint64_t limit, uint64_t *stop)
+{
+	struct fake_act *a = data;
+	uint64_t found = 0;
+
+	(void)t;
+	cr_assert(start < end && start % PG == 0 && end % PG == 0 && limit >= PG,
+		  "resident() expected a non-empty page-aligned range and a limit of a page or "
+		  "more, got [%#" PRIx64 ", %#" PRIx64 ") limit %" PRIu64,
+		  start, end, limit);
+	a->nr_resident_calls++;
+	*stop = end;
+	for (uint64_t addr = start; addr < end; addr += PG) {
+		if (addr / PG < FAKE_PAGES && a->nonresident[addr / PG])
+			continue;
+		if (found == limit / PG * PG)
+			return found; /* more than the limit: stop where it was reached */
+		found += PG;
+		if (found == limit / PG * PG)
+			*stop = addr + PG;
+	}
+	*stop = end;
+	return found;
+}
+
 static void act_cleanup(void *data)
 {
 	((struct fake_act *)data)->nr_cleanup++;
@@ -147,6 +178,14 @@ static void act_cleanup(void *data)
 
 static const struct vr_actuator_ops act_ops = {
 	.name = "fake",
+	.apply = act_apply,
+	.resident = act_resident,
+	.cleanup = act_cleanup,
+};
+
+/* The same actuator, unable to count resident memory. */
+static const struct vr_actuator_ops act_ops_no_resident = {
+	.name = "fake-no-resident",
 	.apply = act_apply,
 	.cleanup = act_cleanup,
 };
@@ -1392,6 +1431,144 @@ Test(scheme_quota, tiny_time_quota_never_stalls)
 	rig_fini(&g);
 }
 
+/* Mark pages [@from, @to) of the fake actuator non-resident. */
+static void rig_nonresident(struct rig *g, uint32_t from, uint32_t to)
+{
+	for (uint32_t p = from; p < to; p++)
+		g->act.nonresident[p] = true;
+}
+
+struct charge_case {
+	char name[48];
+	enum vr_charge_basis charge;
+	unsigned nr_calls;
+	struct cs calls[3];
+};
+
+static struct charge_case charge_cases[] = {
+	/* A and B are paged out already: they cost nothing, C takes the 4p */
+	{ "resident", VR_CHARGE_RESIDENT, 3, { { 1, 0, 4 }, { 1, 4, 8 }, { 1, 8, 12 } } },
+	/* DAMOS: A's size uses up the window, C is never reached */
+	{ "size", VR_CHARGE_SIZE, 1, { { 1, 0, 4 } } },
+};
+
+ParameterizedTestParameters(scheme_quota, paged_out_memory_is_charged_by_the_basis)
+{
+	return cr_make_param_array(struct charge_case, charge_cases, ARRAY_LEN(charge_cases));
+}
+
+/*
+ * sz quota 4p; pages 0..7 are not resident:
+ *
+ * before |A 4p age5 paged out|B 4p age5 paged out|C 4p age5 resident|
+ */
+ParameterizedTest(struct charge_case *c, scheme_quota, paged_out_memory_is_charged_by_the_basis)
+{
+	struct rig g;
+	g_autoptr(vr_scheme) s = vr_scheme_new("s", VR_ACTION_PAGEOUT);
+	static const struct rs before[] = { R(0, 4, 0, 5), R(4, 8, 0, 5), R(8, 12, 0, 5) };
+	struct vr_scheme *cs;
+
+	rig_unit(&g, 12);
+	rig_load(&g, 0, before, 3);
+	rig_nonresident(&g, 0, 8);
+	s->quota.sz = P(4);
+	s->quota.charge = c->charge;
+	cs = rig_set_scheme(&g, s);
+	vr_ctx_apply_schemes(g.ctx, 0);
+	assert_calls(&g, c->calls, c->nr_calls, c->name);
+	cr_assert_eq(cs->quota.charged_sz, P(4),
+		     "%s: the window's 4 pages should be charged, got %" PRIu64 " pages", c->name,
+		     cs->quota.charged_sz / PG);
+	cr_assert(cs->quota.resume_set && cs->quota.resume_addr == P(c->calls[c->nr_calls - 1].e),
+		  "%s: the next window should resume after page %u, got %s %" PRIu64, c->name,
+		  c->calls[c->nr_calls - 1].e, cs->quota.resume_set ? "page" : "no resume point",
+		  cs->quota.resume_addr / PG);
+	rig_fini(&g);
+}
+
+Test(scheme_quota, resident_charge_splits_where_the_window_ends)
+{
+	struct rig g;
+	g_autoptr(vr_scheme) s = vr_scheme_new("s", VR_ACTION_PAGEOUT);
+	/*
+	 * sz quota 4p; pages 0-2 and 6 are not resident: the 4 resident pages
+	 * 3, 4, 5 and 7 end at page 8, where the region is split.
+	 *
+	 * before |A 12p age5                          |
+	 * after  |A1 8p age0 (4p charged)  |A2 4p age5|
+	 */
+	static const struct rs before[] = { R(0, 12, 0, 5) };
+	static const struct rs after[] = { R(0, 8, 0, 0), R(8, 12, 0, 5) };
+	static const struct cs calls[] = { { 1, 0, 8 } };
+	const struct vr_scheme *cs;
+
+	rig_unit(&g, 12);
+	rig_load(&g, 0, before, 1);
+	rig_nonresident(&g, 0, 3);
+	rig_nonresident(&g, 6, 7);
+	s->quota.sz = P(4);
+	cs = rig_set_scheme(&g, s);
+	vr_ctx_apply_schemes(g.ctx, 0);
+	assert_calls(&g, calls, 1, "4p of resident memory in a 12p region");
+	assert_regions(&g, 0, after, 2, "4p of resident memory in a 12p region");
+	assert_stats(cs, 1, P(8), 1, P(8), 0, "4p of resident memory in a 12p region");
+	cr_assert_eq(cs->quota.charged_sz, P(4), "4 resident pages should be charged, got %" PRIu64,
+		     cs->quota.charged_sz / PG);
+	rig_fini(&g);
+}
+
+Test(scheme_quota, free_memory_never_uses_up_the_quota)
+{
+	struct rig g;
+	g_autoptr(vr_scheme) s = vr_scheme_new("s", VR_ACTION_PAGEOUT);
+	/* nothing resident: every pass walks all of it, no window is ever used up */
+	static const struct rs before[] = { R(0, 4, 0, 5), R(4, 8, 0, 5) };
+	static const struct cs calls[] = { { 1, 0, 4 }, { 1, 4, 8 } };
+	const struct vr_scheme *cs;
+
+	rig_unit(&g, 8);
+	rig_load(&g, 0, before, 2);
+	rig_nonresident(&g, 0, 8);
+	s->quota.sz = P(1);
+	cs = rig_set_scheme(&g, s);
+	for (unsigned w = 0; w < 3; w++) {
+		vr_ctx_apply_schemes(g.ctx, MS(1000) * w);
+		assert_calls(&g, calls, 2, "free memory under a 1p quota");
+		cr_assert_eq(cs->quota.charged_sz, 0,
+			     "window %u: free memory should charge nothing, got %" PRIu64 " pages",
+			     w, cs->quota.charged_sz / PG);
+	}
+	cr_assert_eq(cs->stats.qt_exceeds, 0, "no window should count as exceeded, got %" PRIu64,
+		     cs->stats.qt_exceeds);
+	rig_fini(&g);
+}
+
+Test(scheme_quota, size_charge_when_the_actuator_cannot_count)
+{
+	struct rig g;
+	g_autoptr(vr_scheme) s = vr_scheme_new("s", VR_ACTION_PAGEOUT);
+	static const struct rs before[] = { R(0, 4, 0, 5), R(4, 8, 0, 5), R(8, 12, 0, 5) };
+	static const struct cs calls[] = { { 1, 0, 4 } };
+	const struct vr_scheme *cs;
+
+	rig_unit(&g, 12);
+	vr_ctx_set_actuator(g.ctx, &act_ops_no_resident, &g.act);
+	cr_assert_eq(g.act.nr_cleanup, 1, "the replaced actuator should be released");
+	g.act.nr_cleanup = 0;
+	rig_load(&g, 0, before, 3);
+	rig_nonresident(&g, 0, 8);
+	s->quota.sz = P(4);
+	cs = rig_set_scheme(&g, s);
+	vr_ctx_apply_schemes(g.ctx, 0);
+	assert_calls(&g, calls, 1, "resident charge without a count");
+	cr_assert_eq(cs->quota.charged_sz, P(4),
+		     "A's size should be charged, got %" PRIu64 " pages",
+		     cs->quota.charged_sz / PG);
+	cr_assert_eq(g.act.nr_resident_calls, 0, "test bug: the actuator should not be asked");
+	rig_fini(&g);
+}
+
 /* ------------------------------------------------------------------------- */
 /* The resume point                                                          */
 /* ------------------------------------------------------------------------- */
@@ -1640,6 +1817,33 @@ Test(scheme_priority, oldest_idle_regions_first)
 	cr_assert_eq(cs->quota.min_score, 55, "expected min_score 55, got %u", cs->quota.min_score);
 	assert_calls(&g, calls, 2, "age-only weights, 8p of 16p idle");
 	assert_stats(cs, 2, P(8), 2, P(8), 0, "age-only weights");
+	rig_fini(&g);
+}
+
+Test(scheme_priority, paged_out_regions_weigh_nothing)
+{
+	struct rig g;
+	g_autoptr(vr_scheme) s = vr_scheme_new("reclaim", VR_ACTION_PAGEOUT);
+	/*
+	 * prio_regions with B (the oldest) paged out already: hist 57: 0,
+	 * 55: 4p, 52: 4p -> 8p reached at 52: A, B and D in address order,
+	 * B charges nothing, A and D 4p each.
+	 */
+	static const struct cs calls[] = { { 1, 0, 4 }, { 1, 4, 8 }, { 1, 12, 16 } };
+	const struct vr_scheme *cs;
+
+	rig_unit(&g, 20);
+	rig_load(&g, 0, prio_regions, 5);
+	rig_nonresident(&g, 4, 8);
+	s->pattern.max_nr_accesses = 0;
+	s->quota.sz = P(8);
+	s->quota.weight_age = 1;
+	cs = rig_set_scheme(&g, s);
+	vr_ctx_apply_schemes(g.ctx, 0);
+	cr_assert_eq(cs->quota.min_score, 52, "expected min_score 52, got %u", cs->quota.min_score);
+	assert_calls(&g, calls, 3, "age-only weights, the oldest region paged out");
+	cr_assert_eq(cs->quota.charged_sz, P(8), "8 pages should be charged, got %" PRIu64,
+		     cs->quota.charged_sz / PG);
 	rig_fini(&g);
 }
 

@@ -450,6 +450,76 @@ Test(pageout, untouched_pages_become_resident_at_first_access)
 
 /* ---- the cost model and the clock ---- */
 
+/* ---- what a quota is charged: the resident pages of a range ---- */
+
+TestSuite(resident, .description = "the actuator's count of resident memory (quota charge)");
+
+/* The resident pages of [@first, @end) up to @limit of them, and where the
+ * count stops: @end when the range holds @limit or fewer, else the page
+ * after the one that reached @limit; by walking. */
+static uint64_t brute_resident(const struct vr_sim_reclaim *r, uint64_t first, uint64_t end,
+			       uint64_t limit, uint64_t *stop)
+{
+	uint64_t found = 0;
+
+	*stop = end;
+	for (uint64_t p = first; p < end; p++) {
+		if (!vr_sim_reclaim_page_resident(r, p * PAGE))
+			continue;
+		if (found == limit) /* one more than the limit: stop after the limit's page */
+			return found;
+		if (++found == limit)
+			*stop = p + 1;
+	}
+	*stop = end;
+	return found;
+}
+
+Test(resident, counts_as_a_page_walk_through_pageouts_and_refaults)
+{
+	/* pages 0..127 resident at the start, 32..95 read at 4 Hz (they
+	 * refault after a pageout), 128..255 never touched */
+	g_autoptr(vr_sim) sim = sim_new_ok(256 * PAGE, 3);
+	struct vr_sim_set set = hot_pages(32, 96, 4);
+	g_autoptr(vr_sim_reclaim) r = NULL;
+	struct vr_rng rng;
+	unsigned nr_partial = 0, nr_stopped = 0;
+
+	add_phase_ok(sim, 10 * US_PER_S, &set, 1);
+	r = reclaim_new_ok(sim, 0, 128, 0, 10 * US_PER_S, NULL);
+	vr_rng_seed(&rng, 7);
+	for (unsigned step = 0; step < 400; step++) {
+		uint64_t a = vr_rng_below(&rng, 256), b = vr_rng_below(&rng, 256);
+		uint64_t first = MIN(a, b), end = MAX(a, b) + 1;
+		uint64_t limit = 1 + vr_rng_below(&rng, 96);
+		uint64_t stop = 0, want_stop, got, want;
+
+		vr_sim_reclaim_set_now(r, (step + 1) * US_PER_S / 50);
+		got = vr_sim_actuator_ops.resident(r, NULL, first * PAGE, end * PAGE, limit * PAGE,
+						   &stop);
+		want = brute_resident(r, first, end, limit, &want_stop);
+		cr_assert(got == want * PAGE && stop == want_stop * PAGE,
+			  "step %u: pages [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+			  ") up to %" G_GUINT64_FORMAT " pages: expected %" G_GUINT64_FORMAT
+			  " pages up to page %" G_GUINT64_FORMAT ", got %" G_GUINT64_FORMAT
+			  " up to %" G_GUINT64_FORMAT,
+			  step, first, end, limit, want, want_stop, got / PAGE, stop / PAGE);
+		nr_stopped += want == limit && want_stop < end;
+		if (step % 3 == 0) {
+			nr_partial += want > 0 && want < end - first;
+			apply_ok(r, VR_ACTION_PAGEOUT, first, end);
+		}
+	}
+	cr_assert(nr_stopped > 20 && nr_partial > 20,
+		  "test bug: the walk should meet ranges cut short by the limit (%u) and ranges "
+		  "partly resident (%u)",
+		  nr_stopped, nr_partial);
+	cr_assert_eq(vr_sim_actuator_ops.resident(r, NULL, 0, 256 * PAGE, G_MAXUINT64,
+						  &(uint64_t){ 0 }),
+		     vr_sim_reclaim_resident_bytes(r),
+		     "the whole guest's count should be the resident bytes");
+}
+
 TestSuite(cost, .description = "modeled pageout time, read through the reclaim's clock");
 
 Test(cost, clock_advances_by_bytes_over_rate)
