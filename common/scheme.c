@@ -607,9 +607,9 @@ static bool apply_region(struct vr_ctx *ctx, struct vr_scheme *s, guint i, guint
 	if (limited && vr_scheme_score(s, r, &ctx->attrs) < q->min_score)
 		return true;
 	if (limited) {
-		uint64_t limit = (q->esz - q->charged_sz) / VR_PAGE_SIZE * VR_PAGE_SIZE, stop;
+		uint64_t limit = vr_quota_budget_left(q) / VR_PAGE_SIZE * VR_PAGE_SIZE, stop;
 
-		if (q->charged_sz >= q->esz || limit == 0)
+		if (limit == 0)
 			return false; /* less than a page left in this window */
 		charge = region_charge(ctx, s, t, r, limit, &stop);
 		if (stop < r->end) { /* the window ends inside the region: act up to there */

@@ -149,7 +149,7 @@ static uint64_t act_resident(void *data, const struct vr_target *t, uint64_t sta
 			     uint64_t limit, uint64_t *stop)
 {
 	struct fake_act *a = data;
-	uint64_t found = 0;
+	uint64_t found = 0, want = limit / PG * PG;
 
 	(void)t;
 	cr_assert(start < end && start % PG == 0 && end % PG == 0 && limit >= PG,
@@ -157,14 +157,13 @@ static uint64_t act_resident(void *data, const struct vr_target *t, uint64_t sta
 		  "more, got [%#" PRIx64 ", %#" PRIx64 ") limit %" PRIu64,
 		  start, end, limit);
 	a->nr_resident_calls++;
-	*stop = end;
 	for (uint64_t addr = start; addr < end; addr += PG) {
 		if (addr / PG < FAKE_PAGES && a->nonresident[addr / PG])
 			continue;
-		if (found == limit / PG * PG)
+		if (found == want)
 			return found; /* more than the limit: stop where it was reached */
 		found += PG;
-		if (found == limit / PG * PG)
+		if (found == want)
 			*stop = addr + PG;
 	}
 	*stop = end;
