@@ -39,19 +39,30 @@ G_DEFINE_QUARK(vr-policy-error-quark, vr_policy_error)
 #define DEFAULT_PROFILE "damon-reclaim-2021"
 
 /**
- * struct profile - what differs between the DAMON_RECLAIM profiles.
+ * struct profile - what differs between the profiles.
  * @name:	the profile's name in documents.
- * @min_age_us:	a region must have been unaccessed this long to be paged out.
+ * @min_age_us:	a region's access count must have held this long for it to
+ *		be paged out.
+ * @max_nr_accesses: the most accesses per aggregation interval a region may
+ *		show and still be paged out (0: only regions never seen
+ *		accessed).
+ * @young_filter: page out only the pages not accessed since the last check
+ *		(a young filter): regions with some hot pages give their cold
+ *		ones.
+ * @weight_nr_accesses: prioritization weight of the access frequency (the
+ *		age's is 1).
  * @quota_ms:	action time allowed per window, in ms.
  * @quota_sz:	bytes allowed per window.
  *
- * Both profiles monitor with the published attributes
- * (VR_MONITOR_ATTRS_DEFAULT) and share the weights (age only), the window and
- * the watermarks above.
+ * All profiles monitor with the published attributes
+ * (VR_MONITOR_ATTRS_DEFAULT) and share the window and the watermarks above.
  */
 struct profile {
 	const char *name;
 	uint64_t min_age_us;
+	uint32_t max_nr_accesses;
+	bool young_filter;
+	uint32_t weight_nr_accesses;
 	uint64_t quota_ms;
 	uint64_t quota_sz;
 };
@@ -72,9 +83,29 @@ static const struct profile profiles[] = {
 		.quota_ms = 10,
 		.quota_sz = 128ULL << 20,
 	},
+	{
+		/* Page-level selection under the regions' choice, for memory
+		 * whose hot and cold pages are interleaved (caches, heaps,
+		 * databases): a region seen accessed in up to a fifth of the
+		 * samples of the default attributes (4 of 20) still gives
+		 * the pages not accessed since the last check, the least
+		 * accessed and oldest regions first. Any age: a mixed
+		 * region's access count changes from one aggregation to the
+		 * next, which restarts its age, so a minimum age would never
+		 * be reached; the young filter is the page-level age (a page
+		 * goes when it was not accessed between two passes). */
+		.name = "page-level",
+		.min_age_us = 0,
+		.max_nr_accesses = 4,
+		.young_filter = true,
+		.weight_nr_accesses = 1,
+		.quota_ms = 100,
+		.quota_sz = 1ULL << 30,
+	},
 };
 
-static const char *const profile_names[] = { "damon-reclaim-2021", "damon-reclaim-6.12", NULL };
+static const char *const profile_names[] = { "damon-reclaim-2021", "damon-reclaim-6.12",
+					     "page-level", NULL };
 G_STATIC_ASSERT(G_N_ELEMENTS(profile_names) == G_N_ELEMENTS(profiles) + 1);
 
 const char *const *vr_policy_profile_names(void)
@@ -96,14 +127,17 @@ static struct vr_scheme *reclaim_scheme_new(const struct profile *pr)
 
 	s->pattern.min_sz_bytes = VR_PAGE_SIZE;
 	s->pattern.min_nr_accesses = 0;
-	s->pattern.max_nr_accesses = 0;
+	s->pattern.max_nr_accesses = pr->max_nr_accesses;
 	s->pattern.min_age_us = pr->min_age_us;
 	s->quota.ms = pr->quota_ms;
 	s->quota.sz = pr->quota_sz;
 	s->quota.reset_interval_ms = RECLAIM_RESET_INTERVAL_MS;
 	s->quota.weight_sz = 0;
-	s->quota.weight_nr_accesses = 0;
+	s->quota.weight_nr_accesses = pr->weight_nr_accesses;
 	s->quota.weight_age = 1;
+	if (pr->young_filter)
+		s->filters[s->nr_filters++] =
+			(struct vr_scheme_filter){ .type = VR_FILTER_YOUNG, .matching = true };
 	s->wmarks.metric = VR_WMARK_FREE_MEM_RATE;
 	s->wmarks.interval_us = RECLAIM_WMARK_INTERVAL_US;
 	s->wmarks.high = RECLAIM_WMARK_HIGH;
@@ -412,7 +446,7 @@ static const struct object_desc document_desc = { .others = OTHERS("profile", "m
 								   "schemes") };
 static const struct object_desc monitoring_desc = { NO_OTHERS, INTS(monitoring_fields) };
 static const struct object_desc scheme_desc = {
-	.others = OTHERS("name", "action", "pattern", "quota", "watermarks"),
+	.others = OTHERS("name", "action", "pattern", "quota", "watermarks", "filters"),
 };
 static const struct object_desc pattern_desc = { NO_OTHERS, INTS(pattern_fields) };
 static const struct object_desc quota_desc = { OTHERS("weights", "goals", "charge"),
@@ -420,6 +454,7 @@ static const struct object_desc quota_desc = { OTHERS("weights", "goals", "charg
 static const struct object_desc weights_desc = { NO_OTHERS, INTS(weight_fields) };
 static const struct object_desc goal_desc = { OTHERS("metric"), INTS(goal_fields) };
 static const struct object_desc wmarks_desc = { OTHERS("metric"), INTS(wmark_fields) };
+static const struct object_desc filter_desc = { .others = OTHERS("type", "matching") };
 
 static uint64_t int_kind_max(enum int_kind kind)
 {
@@ -731,6 +766,62 @@ static gboolean parse_wmarks(const struct parser *ps, struct json_object *v, con
 	return TRUE;
 }
 
+static const char *filter_type_name_at(guint i)
+{
+	return vr_filter_type_name((enum vr_filter_type)i);
+}
+
+/* A filter: its type (required) and whether it takes out the pages of that
+ * type (matching, default true) or the others. */
+static gboolean parse_filter(const struct parser *ps, struct json_object *v, const char *path,
+			     struct vr_scheme_filter *f, GError **error)
+{
+	g_autofree char *mpath = NULL;
+	struct json_object *m;
+	const char *type;
+
+	if (!read_object(ps, v, path, &filter_desc, NULL, error) ||
+	    !read_required_string(v, path, "type", "a filter needs a type", &type, error))
+		return FALSE;
+	if (!vr_filter_type_from_name(type, &f->type)) {
+		g_autofree char *tpath = vr_json_path_member(path, "type");
+
+		return unknown_name(error, tpath, "filter type", type, filter_type_name_at);
+	}
+	f->matching = true;
+	if (member(v, path, "matching", &m, &mpath)) {
+		if (!json_object_is_type(m, json_type_boolean))
+			return invalid(error, mpath, "expected true or false (got %s)",
+				       vr_json_describe(m));
+		f->matching = json_object_get_boolean(m);
+	}
+	return TRUE;
+}
+
+/* The filters array @v replaces @s's filters. */
+static gboolean parse_filters(const struct parser *ps, struct json_object *v, const char *path,
+			      struct vr_scheme *s, GError **error)
+{
+	struct vr_scheme_filter filters[VR_MAX_SCHEME_FILTERS] = { 0 };
+	size_t nr;
+
+	if (!json_object_is_type(v, json_type_array))
+		return invalid(error, path, "expected an array (got %s)", vr_json_describe(v));
+	nr = json_object_array_length(v);
+	if (nr > VR_MAX_SCHEME_FILTERS)
+		return invalid(error, path, "at most %d filters are allowed (got %zu)",
+			       VR_MAX_SCHEME_FILTERS, nr);
+	for (guint i = 0; i < nr; i++) {
+		g_autofree char *ipath = vr_json_path_index(path, i);
+
+		if (!parse_filter(ps, json_object_array_get_idx(v, i), ipath, &filters[i], error))
+			return FALSE;
+	}
+	memcpy(s->filters, filters, sizeof(filters));
+	s->nr_filters = (guint)nr;
+	return TRUE;
+}
+
 static const struct vr_scheme *base_scheme(const struct vr_policy *base, const char *name)
 {
 	for (guint i = 0; i < base->schemes->len; i++) {
@@ -754,7 +845,7 @@ static struct vr_scheme *parse_scheme(const struct parser *ps, struct json_objec
 	const char *why = "a scheme needs a name and an action";
 	g_autoptr(vr_scheme) s = NULL;
 	g_autofree char *npath = vr_json_path_member(path, "name");
-	g_autofree char *ppath = NULL, *qpath = NULL, *wpath = NULL;
+	g_autofree char *ppath = NULL, *qpath = NULL, *wpath = NULL, *fpath = NULL;
 	const struct vr_scheme *base;
 	const char *name, *action_name;
 	enum vr_action action;
@@ -779,7 +870,8 @@ static struct vr_scheme *parse_scheme(const struct parser *ps, struct json_objec
 	    (member(v, path, "quota", &m, &qpath) &&
 	     !parse_quota(ps, m, qpath, &s->quota, error)) ||
 	    (member(v, path, "watermarks", &m, &wpath) &&
-	     !parse_wmarks(ps, m, wpath, &s->wmarks, error)))
+	     !parse_wmarks(ps, m, wpath, &s->wmarks, error)) ||
+	    (member(v, path, "filters", &m, &fpath) && !parse_filters(ps, m, fpath, s, error)))
 		return NULL;
 	if (!validate_scheme(s, path, error))
 		return NULL;
@@ -896,6 +988,7 @@ static struct json_object *scheme_to_json(const struct vr_scheme *s)
 	struct json_object *obj = json_object_new_object();
 	struct json_object *pattern = json_object_new_object();
 	struct json_object *wmarks = json_object_new_object();
+	struct json_object *filters = json_object_new_array();
 
 	json_object_object_add(obj, "name", json_object_new_string(s->name ? s->name : ""));
 	json_object_object_add(obj, "action", json_object_new_string(vr_action_name(s->action)));
@@ -908,6 +1001,16 @@ static struct json_object *scheme_to_json(const struct vr_scheme *s)
 	json_object_object_add(obj, "watermarks",
 			       fields_to_json(wmarks, wmark_fields, G_N_ELEMENTS(wmark_fields),
 					      &s->wmarks));
+	for (guint i = 0; i < s->nr_filters && i < VR_MAX_SCHEME_FILTERS; i++) {
+		struct json_object *f = json_object_new_object();
+
+		json_object_object_add(
+			f, "type", json_object_new_string(vr_filter_type_name(s->filters[i].type)));
+		json_object_object_add(f, "matching",
+				       json_object_new_boolean(s->filters[i].matching));
+		json_object_array_add(filters, f);
+	}
+	json_object_object_add(obj, "filters", filters);
 	return obj;
 }
 

@@ -318,6 +318,9 @@ static gboolean stats_validate(const struct vr_agent_stats *s, const char *path,
 		if (!check_member_range(stats_field_get(s, &stats_fields[i]), 0, VR_PROTO_MAX_INT,
 					FALSE, path, stats_fields[i].name, error))
 			return FALSE;
+	if (!check_member_range(s->swap_cache_release_bytes, 0, VR_PROTO_MAX_INT, FALSE, path,
+				"swap_cache_release_bytes", error))
+		return FALSE;
 	return check_at_most(s->nr_applied, s->nr_tried, path, "nr_applied", "nr_tried", error) &&
 	       check_at_most(s->sz_applied, s->sz_tried, path, "sz_applied", "sz_tried", error) &&
 	       check_at_most(s->mem_free_bytes, s->mem_total_bytes, path, "mem_free_bytes",
@@ -1072,6 +1075,7 @@ static struct json_object *stats_to_json(const struct vr_agent_stats *s)
 	json_object_object_add(obj, "paused", json_object_new_boolean(s->paused != 0));
 	for (guint i = 0; i < G_N_ELEMENTS(stats_fields); i++)
 		add_uint(obj, stats_fields[i].name, stats_field_get(s, &stats_fields[i]));
+	add_uint(obj, "swap_cache_release_bytes", s->swap_cache_release_bytes);
 	json_object_object_add(obj, "free_page_reporting",
 			       json_object_new_boolean(s->free_page_reporting != 0));
 	return obj;
@@ -1227,6 +1231,11 @@ static gboolean read_stats(const struct decoder *dec, struct json_object *v, con
 		if (!read_uint_member(dec, v, path, stats_fields[i].name, 0, VR_PROTO_MAX_INT,
 				      stats_field_ptr(s, &stats_fields[i]), error))
 			return FALSE;
+	s->swap_cache_release_bytes = 0;
+	if (json_object_object_get_ex(v, "swap_cache_release_bytes", NULL) &&
+	    !read_uint_member(dec, v, path, "swap_cache_release_bytes", 0, VR_PROTO_MAX_INT,
+			      &s->swap_cache_release_bytes, error))
+		return FALSE;
 	return read_bool_member(v, path, "free_page_reporting", &s->free_page_reporting, error) &&
 	       stats_validate(s, path, error);
 }

@@ -277,6 +277,11 @@ struct vr_proto_hello {
  *			each). Unlike @sz_applied it counts a page whose swap
  *			write was still in flight when the reclaimer tried it,
  *			which DAMON's pageout leaves for later.
+ * @swap_cache_release_bytes: bytes the agent's swap-cache release freed
+ *			(vmstat pgsteal over its memory.reclaim writes): pages
+ *			the policy's pageout wrote to swap but left resident
+ *			(docs/agent.md). Optional on the wire: agents before it
+ *			send none, read as 0.
  * @mem_total_bytes, @mem_free_bytes: the guest's memory and its free part
  *			(free <= total), in bytes.
  * @swap_total_bytes, @swap_free_bytes: the same for swap.
@@ -295,6 +300,7 @@ struct vr_agent_stats {
 	uint64_t agent_cpu_us;
 	uint64_t compactions;
 	uint64_t reclaimed_bytes;
+	uint64_t swap_cache_release_bytes;
 	uint64_t mem_total_bytes;
 	uint64_t mem_free_bytes;
 	uint64_t swap_total_bytes;

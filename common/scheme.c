@@ -36,6 +36,11 @@ static const char *const charge_basis_names[] = {
 	[VR_CHARGE_SIZE] = "size",
 };
 
+static const char *const filter_type_names[] = {
+	[VR_FILTER_ANON] = "anon",
+	[VR_FILTER_YOUNG] = "young",
+};
+
 static gboolean name_lookup(const char *const *names, guint nr, const char *name, int *value)
 {
 	for (guint i = 0; i < nr; i++) {
@@ -108,6 +113,32 @@ gboolean vr_charge_basis_from_name(const char *name, enum vr_charge_basis *basis
 		return FALSE;
 	*basis = (enum vr_charge_basis)v;
 	return TRUE;
+}
+
+const char *vr_filter_type_name(enum vr_filter_type type)
+{
+	return (guint)type < G_N_ELEMENTS(filter_type_names) ? filter_type_names[type] : "unknown";
+}
+
+gboolean vr_filter_type_from_name(const char *name, enum vr_filter_type *type)
+{
+	int v;
+
+	if (!name_lookup(filter_type_names, G_N_ELEMENTS(filter_type_names), name, &v))
+		return FALSE;
+	*type = (enum vr_filter_type)v;
+	return TRUE;
+}
+
+bool vr_scheme_filters_pass(const struct vr_scheme_filter *filters, guint nr, bool anon, bool young)
+{
+	for (guint i = 0; i < nr; i++) {
+		bool is = filters[i].type == VR_FILTER_ANON ? anon : young;
+
+		if (is == filters[i].matching)
+			return false;
+	}
+	return true;
 }
 
 /* ---- patterns and scores ---- */
@@ -297,6 +328,13 @@ gboolean vr_scheme_validate(const struct vr_scheme *s, GError **error)
 	}
 	if ((guint)q->charge >= G_N_ELEMENTS(charge_basis_names))
 		return SCHEME_INVALID(error, s, "quota.charge: unknown charge basis %d", q->charge);
+	if (s->nr_filters > VR_MAX_SCHEME_FILTERS)
+		return SCHEME_INVALID(error, s, "filters: at most %d filters",
+				      VR_MAX_SCHEME_FILTERS);
+	for (guint i = 0; i < s->nr_filters; i++)
+		if ((guint)s->filters[i].type >= G_N_ELEMENTS(filter_type_names))
+			return SCHEME_INVALID(error, s, "filters[%u].type: unknown filter type %d",
+					      i, s->filters[i].type);
 	if ((guint)w->metric >= G_N_ELEMENTS(wmark_metric_names))
 		return SCHEME_INVALID(error, s, "watermarks.metric: unknown metric");
 	if (w->metric != VR_WMARK_NONE) {
@@ -624,7 +662,7 @@ static bool apply_region(struct vr_ctx *ctx, struct vr_scheme *s, guint i, guint
 	s->stats.sz_tried += sz;
 	begin_ns = clock_now_ns(ctx);
 	if (s->action != VR_ACTION_STAT && ctx->actuator &&
-	    ctx->actuator->apply(ctx->actuator_data, t, s->action, r->start, r->end, &done, NULL)) {
+	    ctx->actuator->apply(ctx->actuator_data, t, s, r->start, r->end, &done, NULL)) {
 		done = MIN(done, sz);
 		s->stats.nr_applied += done > 0;
 		s->stats.sz_applied += done;

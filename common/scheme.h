@@ -222,6 +222,47 @@ struct vr_watermarks {
 bool vr_watermarks_next_state(const struct vr_watermarks *w, bool active, uint64_t metric_value);
 
 /**
+ * enum vr_filter_type - what a scheme filter tests, page by page.
+ * @VR_FILTER_ANON:	the page is anonymous (not page cache).
+ * @VR_FILTER_YOUNG:	the page was accessed since it was last checked: its
+ *			page table accessed bit, which the check clears (so a
+ *			page passes a young filter once it has not been
+ *			accessed for one whole period between two checks).
+ *
+ * DAMOS filters of the same names (Linux 6.3+, young 6.10+).
+ */
+enum vr_filter_type {
+	VR_FILTER_ANON,
+	VR_FILTER_YOUNG,
+};
+
+/** vr_filter_type_name() - "anon", "young". */
+const char *vr_filter_type_name(enum vr_filter_type type);
+gboolean vr_filter_type_from_name(const char *name, enum vr_filter_type *type);
+
+/**
+ * struct vr_scheme_filter - a page-level check under a scheme's region-level
+ * choice: the regions the pattern selects are acted on page by page, and the
+ * pages a filter takes out are left alone (DAMOS filters).
+ * @type:	what is tested.
+ * @matching:	true: the pages of @type are taken out (e.g. young pages are
+ *		not paged out); false: the pages not of @type are.
+ */
+struct vr_scheme_filter {
+	enum vr_filter_type type;
+	bool matching;
+};
+
+#define VR_MAX_SCHEME_FILTERS 4
+
+/**
+ * vr_scheme_filters_pass() - is a page of the given kinds (@anon, @young) left
+ * to the action by @nr @filters? It is when no filter takes it out. Pure.
+ */
+bool vr_scheme_filters_pass(const struct vr_scheme_filter *filters, guint nr, bool anon,
+			    bool young);
+
+/**
  * struct vr_scheme_stats - what a scheme did since it was created.
  * @nr_tried, @sz_tried:	regions and bytes the action was tried on.
  * @nr_applied, @sz_applied:	regions and bytes the actuator reported done.
@@ -243,6 +284,8 @@ struct vr_scheme_stats {
  * @action:	what it does to them.
  * @quota:	speed limit and prioritization.
  * @wmarks:	automatic activation.
+ * @filters, @nr_filters: page-level checks within the regions it selects,
+ *		in order; none: every page of a selected region is acted on.
  * @stats:	counters (kept across runtime updates).
  */
 struct vr_scheme {
@@ -251,6 +294,8 @@ struct vr_scheme {
 	enum vr_action action;
 	struct vr_quota quota;
 	struct vr_watermarks wmarks;
+	struct vr_scheme_filter filters[VR_MAX_SCHEME_FILTERS];
+	guint nr_filters;
 	struct vr_scheme_stats stats;
 };
 
@@ -268,7 +313,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_scheme, vr_scheme_free)
  * vr_scheme_validate() - check @s's user fields, naming the first bad one:
  * empty name, min > max in the pattern, a quota (ms or sz or goals) with
  * reset_interval_ms 0, a goal target of 0, watermarks with interval 0 or not
- * high >= mid >= low (when the metric is not none).
+ * high >= mid >= low (when the metric is not none), more than
+ * VR_MAX_SCHEME_FILTERS filters or an unknown filter type.
  */
 gboolean vr_scheme_validate(const struct vr_scheme *s, GError **error);
 
@@ -325,10 +371,12 @@ struct vr_clock {
 /**
  * struct vr_actuator_ops - where actions are carried out.
  * @name:	for logs, e.g. "sim", "agent", "host-pageout".
- * @apply:	apply @action to [@start, @end) of target @t; report the bytes
- *		actually done in @bytes_done (0..end-start). FALSE with @error on
- *		failure (the engine logs nothing: it counts the region as tried
- *		and not applied, and goes on).
+ * @apply:	apply @s's action to [@start, @end) of target @t, to the pages
+ *		@s's filters leave to it (vr_scheme_filters_pass()); report the
+ *		bytes actually done in @bytes_done (0..end-start). @s is
+ *		borrowed for the call. FALSE with @error on failure (the engine
+ *		logs nothing: it counts the region as tried and not applied,
+ *		and goes on).
  * @resident:	optional; how much of [@start, @end) of @t an action could
  *		free: the resident bytes not yet paged out, in whole pages,
  *		counted from @start. Returns min(those bytes, @limit) and
@@ -340,7 +388,7 @@ struct vr_clock {
  */
 struct vr_actuator_ops {
 	const char *name;
-	gboolean (*apply)(void *data, const struct vr_target *t, enum vr_action action,
+	gboolean (*apply)(void *data, const struct vr_target *t, const struct vr_scheme *s,
 			  uint64_t start, uint64_t end, uint64_t *bytes_done, GError **error);
 	uint64_t (*resident)(void *data, const struct vr_target *t, uint64_t start, uint64_t end,
 			     uint64_t limit, uint64_t *stop);

@@ -25,6 +25,9 @@
  * @nr_nonresident: pages not resident at @now_us.
  * @refaults_done: refaults that happened by @now_us (for the PSI metric).
  * @psi_read_refaults: @refaults_done at the previous read of the PSI metric.
+ * @checked_us:	per page: when a young filter last checked it (its
+ *		accessed bit was cleared then); the run's start before the
+ *		first check. Allocated at the first check (NULL until then).
  * @cpu_clock:	the caller's clock for @stats.sim_cpu_ns (optional).
  * @stats:	the totals.
  */
@@ -41,6 +44,7 @@ struct vr_sim_reclaim {
 	uint64_t nr_nonresident;
 	uint64_t refaults_done;
 	uint64_t psi_read_refaults;
+	uint64_t *checked_us;
 	struct vr_clock cpu_clock;
 	struct vr_sim_reclaim_stats stats;
 };
@@ -238,6 +242,7 @@ void vr_sim_reclaim_free(struct vr_sim_reclaim *r)
 		return;
 	g_free(r->until_us);
 	g_free(r->resident_tree);
+	g_free(r->checked_us);
 	g_array_unref(r->comebacks);
 	g_free(r);
 }
@@ -298,8 +303,46 @@ double vr_sim_reclaim_saved_bytes(const struct vr_sim_reclaim *r)
 
 /* ---- the actuator ---- */
 
-/* Pages out the resident pages of [start, end); returns the bytes. */
-static uint64_t pageout(struct vr_sim_reclaim *r, uint64_t start, uint64_t end)
+/*
+ * Was page @p accessed since a young filter last checked it? The check clears
+ * the page's accessed bit, as the kernel's does: the next one sees only what
+ * came after.
+ */
+static bool page_young(struct vr_sim_reclaim *r, uint64_t p)
+{
+	uint64_t since;
+	bool young;
+
+	if (!r->checked_us) {
+		r->checked_us = g_new(uint64_t, r->nr_pages);
+		for (uint64_t i = 0; i < r->nr_pages; i++)
+			r->checked_us[i] = r->start_us;
+	}
+	since = r->checked_us[p];
+	young = r->now_us > since &&
+		vr_sim_page_accessed(r->sim, p * VR_PAGE_SIZE, since, r->now_us);
+	r->checked_us[p] = r->now_us;
+	return young;
+}
+
+/* May @s page out resident page @p? Every simulated page is anonymous. */
+static bool filters_pass(struct vr_sim_reclaim *r, const struct vr_scheme *s, uint64_t p)
+{
+	bool young = false;
+
+	for (guint i = 0; i < s->nr_filters; i++) {
+		if (s->filters[i].type == VR_FILTER_YOUNG) {
+			young = page_young(r, p);
+			break;
+		}
+	}
+	return vr_scheme_filters_pass(s->filters, s->nr_filters, true, young);
+}
+
+/* Pages out the resident pages of [start, end) that @s's filters leave to
+ * it; returns the bytes. */
+static uint64_t pageout(struct vr_sim_reclaim *r, const struct vr_scheme *s, uint64_t start,
+			uint64_t end)
 {
 	uint64_t now = r->now_us, done = 0;
 	uint64_t last = MIN(end / VR_PAGE_SIZE, r->nr_pages);
@@ -309,6 +352,8 @@ static uint64_t pageout(struct vr_sim_reclaim *r, uint64_t start, uint64_t end)
 
 		if (r->until_us[p] > now)
 			continue; /* not resident: nothing to do */
+		if (!filters_pass(r, s, p))
+			continue;
 		next = vr_sim_next_access_us(r->sim, p * VR_PAGE_SIZE, now);
 		page_leave(r, p, next, true);
 		tree_add(r, p, -1);
@@ -334,15 +379,15 @@ static uint64_t cpu_now_ns(const struct vr_sim_reclaim *r)
 }
 
 static gboolean sim_apply(void *data, const struct vr_target *t G_GNUC_UNUSED,
-			  enum vr_action action, uint64_t start, uint64_t end, uint64_t *bytes_done,
-			  GError **error G_GNUC_UNUSED)
+			  const struct vr_scheme *s, uint64_t start, uint64_t end,
+			  uint64_t *bytes_done, GError **error G_GNUC_UNUSED)
 {
 	struct vr_sim_reclaim *r = data;
 	uint64_t begin_ns = cpu_now_ns(r);
 
-	switch (action) {
+	switch (s->action) {
 	case VR_ACTION_PAGEOUT:
-		*bytes_done = pageout(r, start, end);
+		*bytes_done = pageout(r, s, start, end);
 		break;
 	case VR_ACTION_COLD:
 		*bytes_done = end - start; /* nothing to simulate: LRU order is not modeled */

@@ -53,23 +53,30 @@ uint64_t vr_agent_now_us(void)
  * host. The kernel's vmstat says how much was reclaimed, cheaply (compact.h). */
 static void agent_maybe_compact(struct vr_agent *agent, uint64_t now_us)
 {
-	uint64_t reclaimed = 0;
+	struct vr_vmstat_reclaim vmstat;
+	uint64_t reclaimed, swapped_out;
 	g_autoptr(GError) error = NULL;
-	if (!vr_compact_reclaimed_bytes(&agent->paths, &reclaimed, &error)) {
+	if (!vr_vmstat_reclaim_read(&agent->paths, &vmstat, &error)) {
 		g_debug("%s", error->message);
 		return;
 	}
+	reclaimed = vr_vmstat_reclaimed_bytes(&vmstat);
 	if (!vr_compact_should(&agent->compact, now_us, reclaimed))
 		return;
 	/* What pageout wrote to swap but left resident goes first, so that the
-	 * compaction below sees it free. */
+	 * compaction below sees it free: no more than was written out since
+	 * the last release. */
 	uint64_t released = 0;
-	if (!vr_compact_release_swap_cache(&agent->paths, &released, &error)) {
+	swapped_out = vmstat.pswpout_bytes - MIN(vmstat.pswpout_bytes, agent->pswpout_at_release);
+	if (!vr_compact_release_swap_cache(&agent->paths, swapped_out, &released, &error)) {
 		g_debug("%s", error->message);
 		g_clear_error(&error);
-	} else if (released) {
-		g_debug("released up to %" G_GUINT64_FORMAT " bytes of swap cache",
-			(guint64)released);
+	} else {
+		agent->pswpout_at_release = vmstat.pswpout_bytes;
+		agent->swap_cache_release_bytes += released;
+		if (released)
+			g_debug("the swap-cache release reclaimed %" G_GUINT64_FORMAT " bytes",
+				(guint64)released);
 	}
 	gboolean ok = vr_compact_memory(&agent->paths, &error);
 	vr_compact_done(&agent->compact, now_us, reclaimed);
@@ -226,6 +233,33 @@ static void agent_probe_fpr(struct vr_agent *agent)
 		  agent->fpr.reason);
 }
 
+/* --reporting-order: set it for the agent's life (restored at exit). */
+static gboolean agent_set_reporting_order(struct vr_agent *agent, int order, GError **error)
+{
+	int previous = -1;
+
+	if (!vr_free_page_reporting_set_order(&agent->paths, order, &previous, error))
+		return FALSE;
+	agent->fpr_order_restore = previous;
+	g_message("free page reporting order %d (was %d): blocks of %d KiB and larger go back "
+		  "to the host",
+		  order, previous, 4 << order);
+	return TRUE;
+}
+
+static void agent_restore_reporting_order(struct vr_agent *agent)
+{
+	g_autoptr(GError) error = NULL;
+	int ignored;
+
+	if (agent->fpr_order_restore < 0)
+		return;
+	if (!vr_free_page_reporting_set_order(&agent->paths, agent->fpr_order_restore, &ignored,
+					      &error))
+		g_warning("the reporting order stays as the agent set it: %s", error->message);
+	agent->fpr_order_restore = -1;
+}
+
 /* Undo what main() set up, whatever got that far: stop what the backend
  * started in the kernel (a guest without its agent must not keep a scheme
  * nobody watches), then free. */
@@ -243,6 +277,7 @@ static void agent_clear(struct vr_agent *agent)
 	g_clear_pointer(&agent->policy, vr_policy_free);
 	g_clear_pointer(&agent->backends, g_ptr_array_unref);
 	g_clear_pointer(&agent->kernel_release, g_free);
+	agent_restore_reporting_order(agent);
 }
 
 typedef struct vr_agent vr_agent;
@@ -268,6 +303,7 @@ int main(int argc, char **argv)
 	g_autofree char *cgroup = NULL;
 	g_autofree char *dev = NULL;
 	gboolean start_paused = FALSE;
+	gint reporting_order = -1;
 	gboolean verbose = FALSE;
 	gboolean version = FALSE;
 	const GOptionEntry entries[] = {
@@ -286,6 +322,10 @@ int main(int argc, char **argv)
 		  "ms between unsolicited reports, 0 for none (default 10000)", "MS" },
 		{ "paused", 0, 0, G_OPTION_ARG_NONE, &start_paused,
 		  "start paused: reclaim only after a resume request", NULL },
+		{ "reporting-order", 0, 0, G_OPTION_ARG_INT, &reporting_order,
+		  "free page reporting order while the agent runs, 0..10 (blocks of 4 KiB << "
+		  "ORDER; default: the kernel's, 9 = 2 MiB on x86)",
+		  "ORDER" },
 		{ "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs, NULL,
 		  NULL },
 		{ "procfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &procfs, NULL,
@@ -325,6 +365,12 @@ int main(int argc, char **argv)
 			report_ms);
 		return 2;
 	}
+	if (reporting_order != -1 &&
+	    (reporting_order < 0 || reporting_order > VR_FPR_SET_MAX_ORDER)) {
+		g_printerr("vreclaim-agent: --reporting-order: expected 0..%d, got %d\n",
+			   VR_FPR_SET_MAX_ORDER, reporting_order);
+		return 2;
+	}
 	if (verbose)
 		g_log_set_debug_enabled(TRUE);
 	/* A host that closes its end while a reply is being written is an
@@ -339,9 +385,14 @@ int main(int argc, char **argv)
 		},
 		.paused = start_paused,
 		.started_us = vr_agent_now_us(),
+		.fpr_order_restore = -1,
 	};
 	agent.kernel_release = vr_kernel_release(&agent.paths);
-	if (!vr_compact_reclaimed_bytes(&agent.paths, &agent.reclaimed_at_start, &error)) {
+	struct vr_vmstat_reclaim vmstat;
+	if (vr_vmstat_reclaim_read(&agent.paths, &vmstat, &error)) {
+		agent.reclaimed_at_start = vr_vmstat_reclaimed_bytes(&vmstat);
+		agent.pswpout_at_release = vmstat.pswpout_bytes;
+	} else {
 		/* The stats' reclaimed_bytes then count since boot. */
 		g_warning("%s", error->message);
 		g_clear_error(&error);
@@ -361,6 +412,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	g_message("kernel %s, backend %s", agent.kernel_release, agent.ops->name);
+	if (reporting_order >= 0 && !agent_set_reporting_order(&agent, reporting_order, &error)) {
+		g_printerr("vreclaim-agent: --reporting-order: %s\n", error->message);
+		return 1;
+	}
 	agent_probe_fpr(&agent);
 	if (!agent.paused && agent.ops->apply_policy(agent.backend, agent.policy, &error)) {
 		agent.applied = agent.started = true;

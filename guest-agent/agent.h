@@ -31,12 +31,19 @@
  * @started_us:		monotonic start time.
  * @reclaimed_at_start:	the guest's reclaimed bytes (vmstat, compact.h) at
  *			start: the stats' reclaimed_bytes count from it.
+ * @pswpout_at_release: vmstat's bytes written to swap at the last swap-cache
+ *			release (or at start): the next one releases no more
+ *			than was written since.
+ * @swap_cache_release_bytes: what the swap-cache releases reclaimed, in
+ *			total (the stats' swap_cache_release_bytes).
  * @reclaimed_bytes:	the stats' reclaimed_bytes last read: kept when
  *			vmstat cannot be read, so that it never goes back (the
  *			host would take that for a restart).
  * @report_interval_ms:	periodic reports (0: none).
  * @report_seq:		sequence number of the next report.
  * @fpr:		free page reporting, as probed at start.
+ * @fpr_order_restore:	the reporting order to put back at exit (the
+ *			kernel's before --reporting-order), -1 for none.
  * @compact:		compaction state (compact.h).
  * @nr_compactions:	compactions done.
  * @channel, @reader:	the host channel and its line framing (owned).
@@ -53,12 +60,15 @@ struct vr_agent {
 	bool started;
 	uint64_t started_us;
 	uint64_t reclaimed_at_start;
+	uint64_t pswpout_at_release;
+	uint64_t swap_cache_release_bytes;
 	uint64_t reclaimed_bytes;
 	uint64_t report_interval_ms;
 	guint report_timer;
 	uint64_t report_seq;
 	guint tick_timer;
 	struct vr_free_page_reporting fpr;
+	int fpr_order_restore;
 	struct vr_compact_state compact;
 	uint64_t nr_compactions;
 	struct vr_channel *channel;

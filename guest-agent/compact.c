@@ -50,14 +50,22 @@ gboolean vr_compact_parse_swap_cached(const char *meminfo, uint64_t *bytes, GErr
 	return vr_kb_fields_parse(meminfo, &field, 1, bytes, error);
 }
 
-gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint64_t *released,
-				       GError **error)
+uint64_t vr_compact_swap_cache_ask(uint64_t swap_cached, uint64_t swapped_out)
+{
+	uint64_t ask = MIN(MIN(swap_cached, swapped_out), VR_COMPACT_SWAP_CACHE_MAX_BYTES);
+
+	return ask < VR_COMPACT_MIN_BYTES ? 0 : ask;
+}
+
+gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint64_t swapped_out,
+				       uint64_t *released, GError **error)
 {
 	g_autofree char *meminfo_path = g_build_filename(paths->procfs, "meminfo", NULL);
 	g_autofree char *reclaim_path = g_build_filename(paths->cgroup, "memory.reclaim", NULL);
 	g_autofree char *meminfo = NULL;
 	g_autofree char *value = NULL;
-	uint64_t cached = 0;
+	struct vr_vmstat_reclaim before, after;
+	uint64_t cached = 0, ask;
 	int err = 0;
 
 	*released = 0;
@@ -66,10 +74,14 @@ gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint6
 		g_prefix_error(error, "releasing the swap cache: ");
 		return FALSE;
 	}
-	if (cached < VR_COMPACT_MIN_BYTES)
+	ask = vr_compact_swap_cache_ask(cached, swapped_out);
+	if (!ask)
 		return TRUE;
-	cached = MIN(cached, VR_COMPACT_SWAP_CACHE_MAX_BYTES);
-	value = g_strdup_printf("%" G_GUINT64_FORMAT, (guint64)cached);
+	if (!vr_vmstat_reclaim_read(paths, &before, error)) {
+		g_prefix_error(error, "releasing the swap cache: ");
+		return FALSE;
+	}
+	value = g_strdup_printf("%" G_GUINT64_FORMAT, (guint64)ask);
 	if (!vr_kfile_write_errno(reclaim_path, value, &err, error)) {
 		if (err != EAGAIN) {
 			g_prefix_error(error, "releasing the swap cache: ");
@@ -78,14 +90,19 @@ gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint6
 		/* Less than asked was reclaimable: that is fine. */
 		g_clear_error(error);
 	}
-	*released = cached;
+	if (!vr_vmstat_reclaim_read(paths, &after, error)) {
+		g_prefix_error(error, "releasing the swap cache: ");
+		return FALSE;
+	}
+	*released = vr_vmstat_stolen_bytes(&after) -
+		    MIN(vr_vmstat_stolen_bytes(&after), vr_vmstat_stolen_bytes(&before));
 	return TRUE;
 }
 
-gboolean vr_compact_parse_reclaimed(const char *vmstat, uint64_t *bytes, GError **error)
+gboolean vr_vmstat_reclaim_parse(const char *vmstat, struct vr_vmstat_reclaim *out, GError **error)
 {
-	static const char *const counters[] = { "pswpout", "pgsteal_file" };
-	uint64_t pages = 0;
+	static const char *const counters[] = { "pswpout", "pgsteal_anon", "pgsteal_file" };
+	uint64_t pages[G_N_ELEMENTS(counters)] = { 0 };
 	g_auto(GStrv) lines = g_strsplit(vmstat, "\n", -1);
 	for (guint i = 0; lines[i]; i++) {
 		g_auto(GStrv) f = g_strsplit(lines[i], " ", 2);
@@ -96,28 +113,63 @@ gboolean vr_compact_parse_reclaimed(const char *vmstat, uint64_t *bytes, GError 
 				continue;
 			guint64 v;
 			if (!g_ascii_string_to_unsigned(g_strstrip(f[1]), 10, 0,
-							G_MAXUINT64 / 4096 / 2, &v, NULL)) {
+							G_MAXUINT64 / 4096 / 4, &v, NULL)) {
 				g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
 					    "vmstat: %s is '%s', not a page count", f[0], f[1]);
 				return FALSE;
 			}
-			pages += v;
+			pages[c] = v;
 		}
 	}
-	*bytes = pages * 4096;
+	*out = (struct vr_vmstat_reclaim){
+		.pswpout_bytes = pages[0] * 4096,
+		.pgsteal_anon_bytes = pages[1] * 4096,
+		.pgsteal_file_bytes = pages[2] * 4096,
+	};
+	return TRUE;
+}
+
+gboolean vr_vmstat_reclaim_read(const struct vr_agent_paths *paths, struct vr_vmstat_reclaim *out,
+				GError **error)
+{
+	g_autofree char *path = g_build_filename(paths->procfs, "vmstat", NULL);
+	g_autofree char *text = vr_kfile_read(path, 64 * 1024, error);
+	if (!text)
+		return FALSE;
+	if (!vr_vmstat_reclaim_parse(text, out, error)) {
+		g_prefix_error(error, "%s: ", path);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+uint64_t vr_vmstat_reclaimed_bytes(const struct vr_vmstat_reclaim *v)
+{
+	return v->pswpout_bytes + v->pgsteal_file_bytes;
+}
+
+uint64_t vr_vmstat_stolen_bytes(const struct vr_vmstat_reclaim *v)
+{
+	return v->pgsteal_anon_bytes + v->pgsteal_file_bytes;
+}
+
+gboolean vr_compact_parse_reclaimed(const char *vmstat, uint64_t *bytes, GError **error)
+{
+	struct vr_vmstat_reclaim v;
+
+	if (!vr_vmstat_reclaim_parse(vmstat, &v, error))
+		return FALSE;
+	*bytes = vr_vmstat_reclaimed_bytes(&v);
 	return TRUE;
 }
 
 gboolean vr_compact_reclaimed_bytes(const struct vr_agent_paths *paths, uint64_t *bytes,
 				    GError **error)
 {
-	g_autofree char *path = g_build_filename(paths->procfs, "vmstat", NULL);
-	g_autofree char *text = vr_kfile_read(path, 64 * 1024, error);
-	if (!text)
+	struct vr_vmstat_reclaim v;
+
+	if (!vr_vmstat_reclaim_read(paths, &v, error))
 		return FALSE;
-	if (!vr_compact_parse_reclaimed(text, bytes, error)) {
-		g_prefix_error(error, "%s: ", path);
-		return FALSE;
-	}
+	*bytes = vr_vmstat_reclaimed_bytes(&v);
 	return TRUE;
 }

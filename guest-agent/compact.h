@@ -95,24 +95,67 @@ gboolean vr_compact_memory(const struct vr_agent_paths *paths, GError **error);
 gboolean vr_compact_parse_swap_cached(const char *meminfo, uint64_t *bytes, GError **error);
 
 /**
+ * vr_compact_swap_cache_ask() - how much the swap-cache release asks
+ * memory.reclaim for: the SwapCached bytes (@swap_cached), at most what the
+ * guest wrote to swap since the last release (@swapped_out: the pageout the
+ * policy chose left them there, and no more is released than it wrote) and
+ * at most VR_COMPACT_SWAP_CACHE_MAX_BYTES; 0 below VR_COMPACT_MIN_BYTES.
+ * Pure.
+ */
+uint64_t vr_compact_swap_cache_ask(uint64_t swap_cached, uint64_t swapped_out);
+
+/**
  * vr_compact_release_swap_cache() - free what pageout left in the swap
- * cache. DAMON's pageout (reclaim_pages()) writes cold anonymous pages to
- * swap, but a page still under writeback when that pass ends stays in the
+ * cache: the second half of the pageouts the policy chose, not a reclaim
+ * of its own. DAMON's pageout (reclaim_pages()) writes cold anonymous pages
+ * to swap, but a page still under writeback when that pass ends stays in the
  * swap cache, resident, until some later reclaim frees it; in a guest with
  * plenty of free memory nothing else reclaims, so the host never gets it
  * (measured in TCG guests: 70% of what DAMON wrote out stayed there). The
  * kernel puts such pages at the tail of the inactive list when their
- * writeback ends, so asking the root cgroup's memory.reclaim for the
- * SwapCached bytes (at most VR_COMPACT_SWAP_CACHE_MAX_BYTES, from
- * /proc/meminfo) frees them first.
- * @released:	the bytes asked for (0 when there was less than
- *		VR_COMPACT_MIN_BYTES of swap cache).
- * Return: FALSE with @error when meminfo cannot be read or memory.reclaim
- * refuses the write for another reason than reclaiming less than asked
- * (EAGAIN).
+ * writeback ends, so asking the root cgroup's memory.reclaim for
+ * vr_compact_swap_cache_ask() bytes frees them first. The pages were charged
+ * to the scheme's quota when its pageout tried them (DAMOS charges the
+ * regions it tries), so this step charges nothing more.
+ * @swapped_out: bytes the guest wrote to swap since the last release.
+ * @released:	what the write actually reclaimed, measured: the growth of
+ *		vmstat pgsteal_anon + pgsteal_file across it (0 when nothing was
+ *		asked). The agent reports it per mechanism.
+ * Return: FALSE with @error when meminfo or vmstat cannot be read or
+ * memory.reclaim refuses the write for another reason than reclaiming less
+ * than asked (EAGAIN).
  */
-gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint64_t *released,
-				       GError **error);
+gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint64_t swapped_out,
+				       uint64_t *released, GError **error);
+
+/**
+ * struct vr_vmstat_reclaim - reclaim counters of /proc/vmstat, in bytes
+ * (pages times 4096) since boot.
+ * @pswpout_bytes:	written to swap.
+ * @pgsteal_anon_bytes:	anonymous pages reclaimed (freed), swap cache included.
+ * @pgsteal_file_bytes:	page-cache pages reclaimed.
+ */
+struct vr_vmstat_reclaim {
+	uint64_t pswpout_bytes;
+	uint64_t pgsteal_anon_bytes;
+	uint64_t pgsteal_file_bytes;
+};
+
+/**
+ * vr_vmstat_reclaim_parse() - the counters of the /proc/vmstat text @vmstat.
+ * Missing counters count 0; a counter that is not a number is an error. Pure.
+ */
+gboolean vr_vmstat_reclaim_parse(const char *vmstat, struct vr_vmstat_reclaim *out, GError **error);
+
+/** vr_vmstat_reclaim_read() - vr_vmstat_reclaim_parse() of @paths->procfs/vmstat. */
+gboolean vr_vmstat_reclaim_read(const struct vr_agent_paths *paths, struct vr_vmstat_reclaim *out,
+				GError **error);
+
+/** vr_vmstat_reclaimed_bytes() - pswpout + pgsteal_file: what reclaim took out. */
+uint64_t vr_vmstat_reclaimed_bytes(const struct vr_vmstat_reclaim *v);
+
+/** vr_vmstat_stolen_bytes() - pgsteal_anon + pgsteal_file: pages reclaim freed. */
+uint64_t vr_vmstat_stolen_bytes(const struct vr_vmstat_reclaim *v);
 
 /**
  * vr_compact_parse_reclaimed() - from the text of /proc/vmstat, the bytes

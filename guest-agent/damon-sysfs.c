@@ -120,6 +120,26 @@ static gboolean convert_goals(const struct vr_scheme *ps, guint i, const struct 
 	return TRUE;
 }
 
+static gboolean convert_filters(const struct vr_scheme *ps, guint i,
+				const struct vr_damon_caps *caps, struct vr_damon_scheme *out,
+				GError **error)
+{
+	if (ps->nr_filters > 0 && !caps->has_filters) {
+		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+			    "schemes[%u] '%s': filters: this kernel's DAMON has no scheme filters "
+			    "(schemes/S/filters/, Linux 6.3 or later)",
+			    i, ps->name);
+		return FALSE;
+	}
+	for (guint f = 0; f < ps->nr_filters && f < VR_MAX_SCHEME_FILTERS; f++)
+		out->filters[f] = (struct vr_damon_filter){
+			.type = vr_filter_type_name(ps->filters[f].type),
+			.matching = ps->filters[f].matching,
+		};
+	out->nr_filters = MIN(ps->nr_filters, VR_MAX_SCHEME_FILTERS);
+	return TRUE;
+}
+
 static gboolean convert_scheme(const struct vr_scheme *ps, guint i,
 			       const struct vr_monitor_attrs *attrs,
 			       const struct vr_damon_caps *caps, struct vr_damon_scheme *out,
@@ -155,7 +175,7 @@ static gboolean convert_scheme(const struct vr_scheme *ps, guint i,
 		.wmarks_mid = ps->wmarks.mid,
 		.wmarks_low = ps->wmarks.low,
 	};
-	return convert_goals(ps, i, caps, out, error);
+	return convert_goals(ps, i, caps, out, error) && convert_filters(ps, i, caps, out, error);
 }
 
 static gint range_cmp(gconstpointer a, gconstpointer b)
@@ -370,6 +390,25 @@ static gboolean write_goals(const char *quotas, const struct vr_damon_scheme *s,
 	return TRUE;
 }
 
+static gboolean write_filters(const char *sdir, const struct vr_damon_scheme *s,
+			      const struct vr_damon_caps *caps, GError **error)
+{
+	g_autofree char *filters = g_build_filename(sdir, "filters", NULL);
+
+	if (!caps->has_filters)
+		return TRUE;
+	if (!put_u64(filters, "nr_filters", s->nr_filters, error))
+		return FALSE;
+	for (guint f = 0; f < s->nr_filters; f++) {
+		g_autofree char *fdir = sub_index(filters, f);
+
+		if (!put(fdir, "type", s->filters[f].type, error) ||
+		    !put(fdir, "matching", s->filters[f].matching ? "Y" : "N", error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
 static gboolean write_scheme(const char *sdir, const struct vr_damon_scheme *s,
 			     const struct vr_damon_caps *caps, GError **error)
 {
@@ -379,7 +418,6 @@ static gboolean write_scheme(const char *sdir, const struct vr_damon_scheme *s,
 	g_autofree char *quotas = g_build_filename(sdir, "quotas", NULL);
 	g_autofree char *weights = g_build_filename(quotas, "weights", NULL);
 	g_autofree char *wmarks = g_build_filename(sdir, "watermarks", NULL);
-	g_autofree char *filters = g_build_filename(sdir, "filters", NULL);
 
 	return put(sdir, "action", s->action, error) &&
 	       put_pair(sz, "min", s->sz_min_bytes, "max", s->sz_max_bytes, error) &&
@@ -396,8 +434,7 @@ static gboolean write_scheme(const char *sdir, const struct vr_damon_scheme *s,
 	       put_u64(wmarks, "interval_us", s->wmarks_interval_us, error) &&
 	       put_u64(wmarks, "high", s->wmarks_high, error) &&
 	       put_u64(wmarks, "mid", s->wmarks_mid, error) &&
-	       put_u64(wmarks, "low", s->wmarks_low, error) &&
-	       (!caps->has_filters || put_u64(filters, "nr_filters", 0, error));
+	       put_u64(wmarks, "low", s->wmarks_low, error) && write_filters(sdir, s, caps, error);
 }
 
 /* Everything below kdamonds/0/contexts/0, nr_* files first. */

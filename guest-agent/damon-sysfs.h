@@ -109,6 +109,17 @@ struct vr_damon_goal {
 };
 
 /**
+ * struct vr_damon_filter - one filters/F directory.
+ * @type:	"anon" or "young" (static string).
+ * @matching:	its matching file: Y takes the pages of @type out of the
+ *		action, N the others.
+ */
+struct vr_damon_filter {
+	const char *type;
+	bool matching;
+};
+
+/**
  * struct vr_damon_scheme - one schemes/S directory, in sysfs units.
  * @action:		"pageout", "cold", ..., "stat" (static string).
  * @policy_index:	the policy scheme it comes from, -1 for the stat scheme.
@@ -126,6 +137,8 @@ struct vr_damon_goal {
  * @wmarks_metric:	watermarks/metric, "none" or "free_mem_rate" (static).
  * @wmarks_interval_us, @wmarks_high, @wmarks_mid, @wmarks_low: watermarks/
  *			(thresholds in per-thousand of total memory).
+ * @filters, @nr_filters: filters/ (written only where the kernel has them;
+ *			a policy with filters on a kernel without is an error).
  */
 struct vr_damon_scheme {
 	const char *action;
@@ -149,6 +162,8 @@ struct vr_damon_scheme {
 	uint64_t wmarks_high;
 	uint64_t wmarks_mid;
 	uint64_t wmarks_low;
+	struct vr_damon_filter filters[VR_MAX_SCHEME_FILTERS];
+	guint nr_filters;
 };
 
 /**
@@ -190,7 +205,8 @@ typedef struct vr_damon_config vr_damon_config;
  * otherwise scaled together so the largest is that (a non-zero weight stays
  * >= 1); goals need @caps->has_goals, and a metric the kernel lacks is an
  * error naming it (free_mem_rate always; some_mem_psi_us without
- * @caps->has_goal_metric). The stat scheme matches everything, has no quota,
+ * @caps->has_goal_metric); filters need @caps->has_filters (the young type
+ * needs Linux 6.10: an older kernel refuses the write, naming the file). The stat scheme matches everything, has no quota,
  * and takes the first policy scheme's watermarks (metric none when the
  * policy has no scheme), so that when every scheme rests the kdamond stops
  * sampling.

@@ -115,10 +115,15 @@ static GPtrArray *sorted_entries(const char *dir)
 	return names;
 }
 
+static char *order_path(const struct vr_agent_paths *paths)
+{
+	return g_build_filename(paths->sysfs, "module", "page_reporting", "parameters",
+				"page_reporting_order", NULL);
+}
+
 static int read_order(const struct vr_agent_paths *paths)
 {
-	g_autofree char *path = g_build_filename(paths->sysfs, "module", "page_reporting",
-						 "parameters", "page_reporting_order", NULL);
+	g_autofree char *path = order_path(paths);
 	uint64_t order;
 
 	if (!vr_kfile_read_u64(path, &order, NULL) || order > VR_FPR_MAX_ORDER)
@@ -168,6 +173,32 @@ bool vr_free_page_reporting_probe(const struct vr_agent_paths *paths,
 			   VR_VIRTIO_ID_BALLOON, names->len, bus);
 	g_strlcpy(out->reason, reasons->str, sizeof(out->reason));
 	return false;
+}
+
+gboolean vr_free_page_reporting_set_order(const struct vr_agent_paths *paths, int order,
+					  int *previous, GError **error)
+{
+	g_autofree char *path = order_path(paths);
+
+	*previous = read_order(paths);
+	if (order < 0 || order > VR_FPR_SET_MAX_ORDER) {
+		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+			    "reporting order %d: expected 0..%d (blocks of 4 KiB..4 MiB)", order,
+			    VR_FPR_SET_MAX_ORDER);
+		return FALSE;
+	}
+	if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_UNSUPPORTED,
+			    "cannot set the reporting order: no %s (a kernel without free page "
+			    "reporting)",
+			    path);
+		return FALSE;
+	}
+	if (!vr_kfile_write_u64(path, (uint64_t)order, error)) {
+		g_prefix_error(error, "cannot set the reporting order: ");
+		return FALSE;
+	}
+	return TRUE;
 }
 
 char *vr_kernel_release(const struct vr_agent_paths *paths)

@@ -61,6 +61,26 @@ struct vr_free_page_reporting {
 bool vr_free_page_reporting_probe(const struct vr_agent_paths *paths,
 				  struct vr_free_page_reporting *out);
 
+/* The largest order page_reporting_order takes: MAX_PAGE_ORDER, 10 on x86
+ * and on arm64 with 4 KiB pages (the kernel refuses more). */
+#define VR_FPR_SET_MAX_ORDER 10
+
+/**
+ * vr_free_page_reporting_set_order() - make free page reporting hand the host
+ * free blocks of @order pages and larger (2^@order * 4 KiB): write it to
+ * @paths->sysfs/module/page_reporting/parameters/page_reporting_order, which
+ * the kernel reads at every reporting pass. A lower order returns memory that
+ * reclaim freed here and there without waiting for compaction to make whole
+ * 2 MiB blocks of it, at the cost of more, smaller reports (one madvise
+ * call each in QEMU) and of splitting the host's huge pages.
+ * @previous:	the order before, -1 when it could not be read (to restore).
+ * Errors: VR_AGENT_ERROR_INVALID for @order outside 0..VR_FPR_SET_MAX_ORDER,
+ * VR_AGENT_ERROR_UNSUPPORTED without the parameter, VR_AGENT_ERROR_IO when
+ * the write is refused (naming the file and the value).
+ */
+gboolean vr_free_page_reporting_set_order(const struct vr_agent_paths *paths, int order,
+					  int *previous, GError **error);
+
 /**
  * vr_kernel_release() - the running kernel's release (`uname -r`), the
  * first line of @paths->procfs/sys/kernel/osrelease without surrounding

@@ -11,10 +11,12 @@
  * bytes through the measured throughput of the memory.reclaim writes, as
  * DAMOS turns it into bytes through its measured action time.
  *
- * What it cannot honour: the access pattern. memory.reclaim takes whatever
- * the kernel's LRU lists (MGLRU on the 6.12 guest) deem coldest and goes on
- * into warmer pages as long as it is asked for more; there is no age,
- * access count or address to select by. The pattern is ignored, every
+ * What it cannot honour: the access pattern and the filters.
+ * memory.reclaim takes whatever the kernel's LRU lists (MGLRU on the 6.12
+ * guest) deem coldest, passing over recently referenced pages itself, and
+ * goes on into warmer pages as long as it is asked for more; there is no
+ * age, access count, address or page kind to select by. The pattern and
+ * the filters are ignored, every
  * scheme must have the action pageout (any other action fails
  * apply_policy() with VR_AGENT_ERROR_INVALID naming the scheme), and only
  * the first scheme sizes the reclaim (later ones are accepted and ignored,

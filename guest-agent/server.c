@@ -39,6 +39,7 @@ void vr_agent_read_stats(struct vr_agent *agent, struct vr_agent_stats *out)
 		g_debug("%s", vmstat_error->message);
 	}
 	out->reclaimed_bytes = agent->reclaimed_bytes;
+	out->swap_cache_release_bytes = MIN(agent->swap_cache_release_bytes, VR_PROTO_MAX_INT);
 	out->free_page_reporting = agent->fpr.active;
 
 	g_autoptr(GError) error = NULL;

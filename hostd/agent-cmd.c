@@ -170,6 +170,7 @@ static void print_stats(const struct vr_agent_stats *s)
 	ROW(agent_cpu_us);
 	ROW(compactions);
 	ROW(reclaimed_bytes);
+	ROW(swap_cache_release_bytes);
 	ROW(mem_total_bytes);
 	ROW(mem_free_bytes);
 	ROW(swap_total_bytes);

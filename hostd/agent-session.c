@@ -267,7 +267,8 @@ gboolean vr_agent_stats_went_back(const struct vr_agent_stats *last,
 	       now->sz_tried < last->sz_tried || now->nr_applied < last->nr_applied ||
 	       now->sz_applied < last->sz_applied || now->qt_exceeds < last->qt_exceeds ||
 	       now->agent_cpu_us < last->agent_cpu_us || now->compactions < last->compactions ||
-	       now->reclaimed_bytes < last->reclaimed_bytes;
+	       now->reclaimed_bytes < last->reclaimed_bytes ||
+	       now->swap_cache_release_bytes < last->swap_cache_release_bytes;
 }
 
 /* ---- limits ---- */

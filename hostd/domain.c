@@ -146,16 +146,26 @@ struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t sha
 	return p;
 }
 
+/* What the agent's policy freed: its schemes' pageouts as the backend counts
+ * them, and the swap cache those pageouts left, freed after their writes. */
+static uint64_t policy_reclaimed_bytes(const struct vr_agent_stats *stats)
+{
+	return stats->sz_applied + stats->swap_cache_release_bytes;
+}
+
 void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *stats,
 			     gboolean restarted)
 {
+	uint64_t now = policy_reclaimed_bytes(stats);
+	uint64_t last = policy_reclaimed_bytes(&d->stats);
+
 	if (restarted || !d->has_stats)
 		/* Counters of a new agent start at 0: all it reports is new. A
 		 * first report counts whole too only if the agent started
 		 * after vreclaimd took the domain; otherwise it is a baseline. */
-		d->reclaimed_bytes += restarted ? stats->reclaimed_bytes : 0;
-	else if (stats->reclaimed_bytes >= d->stats.reclaimed_bytes)
-		d->reclaimed_bytes += stats->reclaimed_bytes - d->stats.reclaimed_bytes;
+		d->reclaimed_bytes += restarted ? now : 0;
+	else if (now >= last)
+		d->reclaimed_bytes += now - last;
 	d->stats = *stats;
 	d->has_stats = TRUE;
 }

@@ -179,7 +179,10 @@ struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t sha
 
 /**
  * vr_domain_account_stats() - take the agent's new @stats into @d's totals
- * (@restarted: the agent's counters started over).
+ * (@restarted: the agent's counters started over). What the domain gave is
+ * what its agent's policy reclaimed: the schemes' sz_applied plus the swap
+ * cache their pageouts left and the agent freed (swap_cache_release_bytes),
+ * not the guest's whole vmstat count, which its own kswapd feeds too.
  */
 void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *stats,
 			     gboolean restarted);

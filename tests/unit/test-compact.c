@@ -146,6 +146,51 @@ Test(compact, a_garbled_counter_is_named)
 #define MEMINFO_WITH_SWAP_CACHE(kb)                                                                \
 	"MemTotal:        1000000 kB\nMemFree:          500000 kB\nSwapCached:      " kb " kB\n"
 
+/* One ask: SwapCached, written to swap since the last release, the ask. */
+struct ask_case {
+	char name[48];
+	uint64_t swap_cached;
+	uint64_t swapped_out;
+	uint64_t expect;
+};
+
+static struct ask_case ask_cases[] = {
+	{ "all of the swap cache", 24 * MIB, 100 * MIB, 24 * MIB },
+	{ "no more than was written out", 100 * MIB, 40 * MIB, 40 * MIB },
+	{ "little swap cache: nothing", 16 * MIB - 1, 100 * MIB, 0 },
+	{ "little written out: nothing", 100 * MIB, 16 * MIB - 1, 0 },
+	{ "exactly the least", 16 * MIB, 16 * MIB, 16 * MIB },
+	{ "capped at the most", 4000 * MIB, 4000 * MIB, VR_COMPACT_SWAP_CACHE_MAX_BYTES },
+};
+
+ParameterizedTestParameters(compact, swap_cache_ask)
+{
+	return cr_make_param_array(struct ask_case, ask_cases, G_N_ELEMENTS(ask_cases));
+}
+
+ParameterizedTest(struct ask_case *c, compact, swap_cache_ask)
+{
+	uint64_t got = vr_compact_swap_cache_ask(c->swap_cached, c->swapped_out);
+
+	cr_assert_eq(got, c->expect, "%s: expected %" G_GUINT64_FORMAT ", got %" G_GUINT64_FORMAT,
+		     c->name, c->expect, got);
+}
+
+#define VMSTAT "pswpout 1000\npgsteal_anon 300\npgsteal_file 200\n"
+
+Test(compact, vmstat_reclaim_counters)
+{
+	g_autoptr(GError) err = NULL;
+	struct vr_vmstat_reclaim v;
+
+	cr_assert(vr_vmstat_reclaim_parse("nr_free_pages 1\n" VMSTAT "pswpin 9\n", &v, &err));
+	cr_expect_eq(v.pswpout_bytes, 1000 * 4096);
+	cr_expect_eq(v.pgsteal_anon_bytes, 300 * 4096);
+	cr_expect_eq(v.pgsteal_file_bytes, 200 * 4096);
+	cr_expect_eq(vr_vmstat_reclaimed_bytes(&v), 1200 * 4096, "pswpout + pgsteal_file");
+	cr_expect_eq(vr_vmstat_stolen_bytes(&v), 500 * 4096, "pgsteal_anon + pgsteal_file");
+}
+
 Test(compact, swap_cache_is_released_through_the_root_memory_reclaim)
 {
 	g_autofree char *root = tree_new();
@@ -155,16 +200,18 @@ Test(compact, swap_cache_is_released_through_the_root_memory_reclaim)
 	uint64_t released = 1;
 
 	tree_put(root, "meminfo", MEMINFO_WITH_SWAP_CACHE("24000"));
+	tree_put(root, "vmstat", VMSTAT);
 	tree_put(root, "memory.reclaim", "");
-	cr_assert(vr_compact_release_swap_cache(&paths, &released, &error), "%s",
+	cr_assert(vr_compact_release_swap_cache(&paths, 100 * MIB, &released, &error), "%s",
 		  error ? error->message : "");
-	cr_expect_eq(released, 24000ULL * 1024, "expected all of SwapCached asked for");
 	written = tree_get(root, "memory.reclaim");
-	cr_expect_str_eq(written, "24576000", "expected the bytes written, got '%s'", written);
+	cr_expect_str_eq(written, "24576000", "all of SwapCached asked for, got '%s'", written);
+	cr_expect_eq(released, 0,
+		     "what was freed is measured, and a fake vmstat that does not move says 0");
 	tree_rm(root);
 }
 
-Test(compact, little_swap_cache_is_left_alone_and_much_is_capped)
+Test(compact, little_swap_cache_is_left_alone_and_the_ask_bounded)
 {
 	g_autofree char *root = tree_new();
 	struct vr_agent_paths paths = { root, root, root };
@@ -173,20 +220,21 @@ Test(compact, little_swap_cache_is_left_alone_and_much_is_capped)
 	uint64_t released = 1;
 
 	tree_put(root, "meminfo", MEMINFO_WITH_SWAP_CACHE("16000"));
+	tree_put(root, "vmstat", VMSTAT);
 	tree_put(root, "memory.reclaim", "untouched");
-	cr_assert(vr_compact_release_swap_cache(&paths, &released, &error), "%s",
+	cr_assert(vr_compact_release_swap_cache(&paths, 100 * MIB, &released, &error), "%s",
 		  error ? error->message : "");
 	cr_expect_eq(released, 0, "below VR_COMPACT_MIN_BYTES nothing is asked");
 	written = tree_get(root, "memory.reclaim");
 	cr_expect_str_eq(written, "untouched", "memory.reclaim must not be written");
 
 	tree_put(root, "meminfo", MEMINFO_WITH_SWAP_CACHE("4000000"));
-	cr_assert(vr_compact_release_swap_cache(&paths, &released, &error), "%s",
+	cr_assert(vr_compact_release_swap_cache(&paths, 20 * MIB, &released, &error), "%s",
 		  error ? error->message : "");
-	cr_expect_eq(released, VR_COMPACT_SWAP_CACHE_MAX_BYTES, "capped at the maximum");
 	g_free(written);
 	written = tree_get(root, "memory.reclaim");
-	cr_expect_str_eq(written, "268435456", "got '%s'", written);
+	cr_expect_str_eq(written, "20971520", "no more than was written to swap, got '%s'",
+			 written);
 	tree_rm(root);
 }
 
@@ -198,16 +246,25 @@ Test(compact, swap_cache_errors_name_the_field_and_the_file)
 	uint64_t released = 1;
 
 	tree_put(root, "meminfo", "MemTotal:        1000000 kB\n");
-	cr_assert_not(vr_compact_release_swap_cache(&paths, &released, &error));
+	tree_put(root, "vmstat", VMSTAT);
+	cr_assert_not(vr_compact_release_swap_cache(&paths, 100 * MIB, &released, &error));
 	cr_expect(strstr(error->message, "SwapCached"), "should name SwapCached: %s",
 		  error->message);
 	g_clear_error(&error);
 
 	tree_put(root, "meminfo", MEMINFO_WITH_SWAP_CACHE("64000"));
-	cr_assert_not(vr_compact_release_swap_cache(&paths, &released, &error),
+	cr_assert_not(vr_compact_release_swap_cache(&paths, 100 * MIB, &released, &error),
 		      "no memory.reclaim: should fail");
 	cr_expect(strstr(error->message, "memory.reclaim"), "should name the file: %s",
 		  error->message);
+	cr_expect_eq(released, 0);
+	g_clear_error(&error);
+
+	tree_put(root, "memory.reclaim", "");
+	tree_unlink(root, "vmstat");
+	cr_assert_not(vr_compact_release_swap_cache(&paths, 100 * MIB, &released, &error),
+		      "no vmstat: what was freed cannot be measured");
+	cr_expect(strstr(error->message, "vmstat"), "should name the file: %s", error->message);
 	cr_expect_eq(released, 0);
 	tree_rm(root);
 }

@@ -83,11 +83,13 @@ static struct vr_agent_paths paths;
  * @goals:	 quotas/goals/ exists (Linux 6.8+).
  * @goal_metric: goals/G/target_metric exists (6.9+).
  * @filters:	 filters/ exists (6.3+).
+ * @nr_filters:	 filter folders per scheme.
  */
 struct skel {
 	guint nr_regions;
 	guint nr_schemes;
 	guint nr_goals;
+	guint nr_filters;
 	bool goals;
 	bool goal_metric;
 	bool filters;
@@ -142,6 +144,11 @@ static void make_scheme(guint s, const struct skel *k)
 		g_autofree char *f = g_build_filename(dir, "filters", NULL);
 
 		tree_put_empty(root, f, TREE_NAMES("nr_filters"));
+		for (guint i = 0; i < k->nr_filters; i++) {
+			g_autofree char *fd = g_strdup_printf("%s/%u", f, i);
+
+			tree_put_empty(root, fd, TREE_NAMES("type", "matching", "memcg_path"));
+		}
 	}
 	{
 		static const char *const stats[] = { "nr_tried", "sz_tried", "nr_applied",
@@ -338,6 +345,31 @@ Test(damon_config, profile_6_12)
 	cr_expect_eq(po->quota_ms, 10);
 	cr_expect_eq(po->quota_bytes, 128 * MIB);
 	cr_expect_eq(po->quota_reset_interval_ms, 1000);
+}
+
+Test(damon_config, profile_page_level)
+{
+	g_autoptr(vr_policy) p = profile("page-level");
+	const struct vr_damon_caps caps = VR_DAMON_CAPS_6_12;
+	g_autoptr(vr_damon_config) cfg = config_ok(p, &caps);
+	const struct vr_damon_scheme *po = vr_damon_config_scheme(cfg, 1);
+
+	cr_expect_eq(po->nr_accesses_max, 4, "warm regions too, got %" PRIu64, po->nr_accesses_max);
+	cr_expect_eq(po->age_min_aggrs, 0, "any age, got %" PRIu64, po->age_min_aggrs);
+	cr_expect_eq(po->weight_nr_accesses_permil, 1);
+	cr_expect_eq(po->weight_age_permil, 1);
+	cr_assert_eq(po->nr_filters, 1, "one filter, got %u", po->nr_filters);
+	cr_expect_str_eq(po->filters[0].type, "young");
+	cr_expect(po->filters[0].matching, "young pages are taken out of the pageout");
+	cr_expect_eq(vr_damon_config_scheme(cfg, 0)->nr_filters, 0, "the stat scheme sees all");
+}
+
+Test(damon_config, filters_need_a_kernel_with_filters)
+{
+	g_autoptr(vr_policy) p = profile("page-level");
+	const struct vr_damon_caps caps = { .has_goals = false, .has_filters = false };
+
+	config_fails(p, &caps, "filters", "filters on a 6.2 kernel");
 }
 
 Test(damon_config, ages_follow_the_aggregation_interval)
@@ -981,6 +1013,29 @@ Test(damon_sysfs, goals_are_written)
 	tree_expect(root, SCHEMES "/1/quotas/goals/1/target_metric", "some_mem_psi_us");
 	tree_expect(root, SCHEMES "/1/quotas/goals/1/target_value", "1000");
 	tree_expect(root, SCHEMES "/1/quotas/goals/1/current_value", "0");
+	tree_expect(root, KD0 "/state", "on");
+}
+
+Test(damon_sysfs, filters_are_written)
+{
+	const struct skel k = { .nr_regions = 3,
+				.nr_schemes = 2,
+				.nr_filters = 1,
+				.goals = true,
+				.goal_metric = true,
+				.filters = true };
+	struct vr_damon_caps caps;
+	g_autoptr(vr_damon_config) cfg = NULL;
+
+	make_tree(&k);
+	vr_damon_sysfs_detect_caps(&paths, &caps);
+	cfg = tree_config("page-level", &caps);
+	start_ok(cfg, &caps);
+	tree_expect(root, SCHEMES "/0/filters/nr_filters", "0");
+	tree_expect(root, SCHEMES "/1/filters/nr_filters", "1");
+	tree_expect(root, SCHEMES "/1/filters/0/type", "young");
+	tree_expect(root, SCHEMES "/1/filters/0/matching", "Y");
+	tree_expect(root, SCHEMES "/1/access_pattern/nr_accesses/max", "4");
 	tree_expect(root, KD0 "/state", "on");
 }
 

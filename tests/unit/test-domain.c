@@ -2,9 +2,10 @@
 /*
  * Unit tests of a managed domain's accounting (hostd/domain.c): what the
  * agent's stats add to the bytes reclaimed from the domain. The figure is
- * the guest kernel's own count of reclaimed bytes (reclaimed_bytes), not
- * DAMON's sz_applied, which misses every page whose swap write was still in
- * flight when the pageout scheme tried it.
+ * what the agent's policy freed: DAMON's sz_applied plus the swap cache the
+ * agent freed after those pageouts' writes (swap_cache_release_bytes), not
+ * the guest's whole vmstat count (reclaimed_bytes), which the guest's own
+ * kswapd feeds too.
  *
  * Everything is pure: struct literals in, numbers out; sizes in MiB.
  */
@@ -20,13 +21,14 @@
 
 /**
  * struct report - one agent report and what the domain counts after it.
- * @uptime_ms, @reclaimed_mib, @sz_applied_mib: the report's stats.
+ * @uptime_ms, @sz_applied_mib, @released_mib, @vmstat_mib: the report's
+ *		stats (sz_applied, swap_cache_release_bytes, reclaimed_bytes).
  * @restarted:	the report is the first of a new agent.
  * @want_mib:	the domain's reclaimed bytes after it, MiB.
  * @why:	what the step shows.
  */
 struct report {
-	uint64_t uptime_ms, reclaimed_mib, sz_applied_mib;
+	uint64_t uptime_ms, sz_applied_mib, released_mib, vmstat_mib;
 	gboolean restarted;
 	uint64_t want_mib;
 	const char *why;
@@ -44,7 +46,8 @@ static void account(const struct report *reports, size_t n)
 			.uptime_ms = r->uptime_ms,
 			.sz_tried = 4 * r->sz_applied_mib * MIB,
 			.sz_applied = r->sz_applied_mib * MIB,
-			.reclaimed_bytes = r->reclaimed_mib * MIB,
+			.swap_cache_release_bytes = r->released_mib * MIB,
+			.reclaimed_bytes = r->vmstat_mib * MIB,
 			.mem_total_bytes = 1024 * MIB,
 		};
 
@@ -62,23 +65,35 @@ TestSuite(domain_account, .description = "vr_domain_account_stats()");
 Test(domain_account, first_report_is_a_baseline_then_deltas_count)
 {
 	const struct report reports[] = {
-		{ 1000, 100, 10, FALSE, 0, "the agent ran before vreclaimd took the domain" },
-		{ 2000, 130, 11, FALSE, 30, "after the guest reclaimed 30 MiB more" },
-		{ 3000, 130, 11, FALSE, 30, "a report without progress" },
+		{ 1000, 10, 90, 100, FALSE, 0, "the agent ran before vreclaimd took the domain" },
+		{ 2000, 20, 110, 130, FALSE, 30, "after the policy freed 30 MiB more" },
+		{ 3000, 20, 110, 130, FALSE, 30, "a report without progress" },
 	};
 
 	account(reports, G_N_ELEMENTS(reports));
 }
 
-/* What the demo saw with a swap disk: DAMON counts 4 MiB applied while the
- * guest wrote 190 MiB to swap and freed it. */
-Test(domain_account, counts_the_guest_kernels_reclaim_not_damons_sz_applied)
+/* What the demo saw with a swap disk: DAMON counts 4 MiB applied while its
+ * pageouts wrote 190 MiB to swap, which the agent's release then freed. */
+Test(domain_account, counts_the_policys_pageouts_and_their_swap_cache)
 {
 	const struct report reports[] = {
-		{ 1000, 0, 0, FALSE, 0, "the baseline" },
-		{ 30000, 190, 4, FALSE, 190,
-		  "after 190 MiB reclaimed, 4 MiB of it counted by DAMON" },
-		{ 40000, 190, 50, FALSE, 190, "DAMON's count catching up adds nothing" },
+		{ 1000, 0, 0, 0, FALSE, 0, "the baseline" },
+		{ 30000, 4, 186, 190, FALSE, 190,
+		  "4 MiB counted by DAMON, 186 freed from the swap cache after their writes" },
+		{ 40000, 50, 186, 236, FALSE, 236, "more pageout adds" },
+	};
+
+	account(reports, G_N_ELEMENTS(reports));
+}
+
+/* The guest's own kswapd reclaims too: its share of vmstat is not what the
+ * domain gave on the policy's behalf. */
+Test(domain_account, the_guests_own_reclaim_does_not_count)
+{
+	const struct report reports[] = {
+		{ 1000, 0, 0, 0, FALSE, 0, "the baseline" },
+		{ 2000, 8, 0, 300, FALSE, 8, "kswapd reclaimed 292 MiB under pressure" },
 	};
 
 	account(reports, G_N_ELEMENTS(reports));
@@ -87,10 +102,10 @@ Test(domain_account, counts_the_guest_kernels_reclaim_not_damons_sz_applied)
 Test(domain_account, an_agent_restart_counts_its_new_counters_whole)
 {
 	const struct report reports[] = {
-		{ 1000, 10, 1, FALSE, 0, "the baseline" },
-		{ 9000, 50, 5, FALSE, 40, "before the restart" },
-		{ 500, 7, 1, TRUE, 47, "the new agent's 7 MiB added whole" },
-		{ 1500, 9, 1, FALSE, 49, "then counted from the new agent's counters" },
+		{ 1000, 1, 9, 10, FALSE, 0, "the baseline" },
+		{ 9000, 5, 45, 50, FALSE, 40, "before the restart" },
+		{ 500, 1, 6, 7, TRUE, 47, "the new agent's 7 MiB added whole" },
+		{ 1500, 1, 8, 9, FALSE, 49, "then counted from the new agent's counters" },
 	};
 
 	account(reports, G_N_ELEMENTS(reports));
@@ -99,9 +114,9 @@ Test(domain_account, an_agent_restart_counts_its_new_counters_whole)
 Test(domain_account, a_counter_that_goes_back_without_a_restart_adds_nothing)
 {
 	const struct report reports[] = {
-		{ 1000, 100, 1, FALSE, 0, "the baseline" },
-		{ 2000, 60, 1, FALSE, 0, "a lower count is no reclaim" },
-		{ 3000, 70, 1, FALSE, 10, "counted again from the lower count" },
+		{ 1000, 1, 99, 100, FALSE, 0, "the baseline" },
+		{ 2000, 1, 59, 60, FALSE, 0, "a lower count is no reclaim" },
+		{ 3000, 1, 69, 70, FALSE, 10, "counted again from the lower count" },
 	};
 
 	account(reports, G_N_ELEMENTS(reports));

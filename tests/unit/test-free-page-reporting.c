@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the free page reporting probe and the kernel release
+ * Unit tests of the free page reporting probe, its order setting and the
+ * kernel release
  * (guest-agent/free-page-reporting.c) on fake sysfs and procfs trees in a
  * temporary folder:
  *
@@ -263,6 +264,78 @@ ParameterizedTest(struct order_case *c, fpr, order)
 }
 
 TestSuite(kernel_release, .description = "vr_kernel_release()");
+
+#define ORDER_FILE "module/page_reporting/parameters/page_reporting_order"
+
+Test(fpr_order, set_writes_the_order_and_gives_the_previous)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	g_autoptr(GError) err = NULL;
+	int previous = 42;
+
+	set_order(root, "9\n");
+	cr_assert(vr_free_page_reporting_set_order(&paths, 5, &previous, &err),
+		  "setting order 5 should work, got: %s", err ? err->message : "?");
+	cr_assert_eq(previous, 9, "the previous order, got %d", previous);
+	tree_expect(root, ORDER_FILE, "5");
+	cr_assert(vr_free_page_reporting_set_order(&paths, 0, &previous, &err));
+	cr_assert_eq(previous, 5);
+	tree_expect(root, ORDER_FILE, "0");
+	tree_rm(root);
+}
+
+Test(fpr_order, unset_previous_is_minus_one)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	g_autoptr(GError) err = NULL;
+	int previous = 42;
+
+	/* -1 as unsigned until a reporting device registers */
+	set_order(root, "4294967295\n");
+	cr_assert(vr_free_page_reporting_set_order(&paths, 9, &previous, &err));
+	cr_assert_eq(previous, -1, "no order to restore, got %d", previous);
+	tree_expect(root, ORDER_FILE, "9");
+	tree_rm(root);
+}
+
+Test(fpr_order, out_of_range_is_refused_and_writes_nothing)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	static const int bad[] = { -1, 11, 64 };
+
+	set_order(root, "9\n");
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) err = NULL;
+		int previous;
+
+		cr_assert_not(vr_free_page_reporting_set_order(&paths, bad[i], &previous, &err),
+			      "order %d should be refused", bad[i]);
+		cr_assert(g_error_matches(err, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID));
+		cr_assert(strstr(err->message, "0..10"), "the message names the valid range: %s",
+			  err->message);
+		tree_expect(root, ORDER_FILE, "9\n");
+	}
+	tree_rm(root);
+}
+
+Test(fpr_order, missing_parameter_is_unsupported)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	g_autoptr(GError) err = NULL;
+	int previous = 42;
+
+	cr_assert_not(vr_free_page_reporting_set_order(&paths, 5, &previous, &err));
+	cr_assert(g_error_matches(err, VR_AGENT_ERROR, VR_AGENT_ERROR_UNSUPPORTED),
+		  "no parameter: unsupported, got %s", err->message);
+	cr_assert(strstr(err->message, "page_reporting_order"), "the message names the file: %s",
+		  err->message);
+	cr_assert_eq(previous, -1);
+	tree_rm(root);
+}
 
 Test(kernel_release, first_line_stripped)
 {

@@ -135,6 +135,12 @@ static void assert_schemes_equal(const struct vr_scheme *got, const struct vr_sc
 	EQ(what, "watermarks.high", got->wmarks.high, want->wmarks.high);
 	EQ(what, "watermarks.mid", got->wmarks.mid, want->wmarks.mid);
 	EQ(what, "watermarks.low", got->wmarks.low, want->wmarks.low);
+	EQ(what, "quota.charge", gq->charge, wq->charge);
+	EQ(what, "nr_filters", got->nr_filters, want->nr_filters);
+	for (guint i = 0; i < want->nr_filters; i++) {
+		EQ(what, "filters[].type", got->filters[i].type, want->filters[i].type);
+		EQ(what, "filters[].matching", got->filters[i].matching, want->filters[i].matching);
+	}
 }
 
 static void assert_policies_equal(const struct vr_policy *got, const struct vr_policy *want,
@@ -198,6 +204,7 @@ static void assert_reclaim_profile(const struct vr_policy *p, const char *name,
 	EQ(name, "quota.weights.nr_accesses", s->quota.weight_nr_accesses, 0);
 	EQ(name, "quota.weights.age", s->quota.weight_age, 1);
 	EQ(name, "quota.nr_goals", s->quota.nr_goals, 0);
+	EQ(name, "nr_filters", s->nr_filters, 0);
 	EQ(name, "watermarks.metric", s->wmarks.metric, VR_WMARK_FREE_MEM_RATE);
 	EQ(name, "watermarks.interval_us", s->wmarks.interval_us, 5 * US_PER_S);
 	EQ(name, "watermarks.high", s->wmarks.high, 500);
@@ -253,9 +260,30 @@ Test(policy_profiles, names_list_every_profile)
 		cr_assert_str_eq(p->profile, names[n], "profile '%s' reports name '%s'", names[n],
 				 p->profile);
 	}
-	cr_assert_eq(n, 2, "expected 2 built-in profiles, got %u", n);
+	cr_assert_eq(n, 3, "expected 3 built-in profiles, got %u", n);
 	cr_assert_str_eq(names[0], "damon-reclaim-2021", "the default should come first");
 	cr_assert_str_eq(names[1], "damon-reclaim-6.12");
+	cr_assert_str_eq(names[2], "page-level");
+}
+
+Test(policy_profiles, page_level)
+{
+	g_autoptr(vr_policy) p = profile_ok("page-level");
+	g_autoptr(vr_policy) base = profile_ok("damon-reclaim-2021");
+	g_autoptr(vr_scheme) want = vr_scheme_copy(scheme_at(base, 0));
+
+	/* the 2021 profile's attributes, window and watermarks; warm regions
+	 * too, the least accessed and oldest first, young pages left alone */
+	want->pattern.max_nr_accesses = 4;
+	want->pattern.min_age_us = 0;
+	want->quota.weight_nr_accesses = 1;
+	want->filters[0] = (struct vr_scheme_filter){ .type = VR_FILTER_YOUNG, .matching = true };
+	want->nr_filters = 1;
+	cr_assert_str_eq(p->profile, "page-level");
+	assert_attrs_equal(&p->attrs, &base->attrs, "page-level");
+	cr_assert_eq(p->schemes->len, 1);
+	assert_schemes_equal(scheme_at(p, 0), want, "page-level");
+	cr_assert(vr_scheme_validate(scheme_at(p, 0), NULL));
 }
 
 Test(policy_profiles, unknown_profile_is_refused)
@@ -328,7 +356,9 @@ static const char full_doc[] = "{\n"
 			       "        'high': 600,\n"
 			       "        'mid': 450,\n"
 			       "        'low': 100\n"
-			       "      }\n"
+			       "      },\n"
+			       "      'filters': [ { 'type': 'young' },\n"
+			       "                   { 'type': 'anon', 'matching': false } ]\n"
 			       "    },\n"
 			       "    {\n"
 			       "      'name': 'thp-hot',\n"
@@ -373,6 +403,11 @@ Test(policy_parse, full_document)
 	EQ("full", "goals[1].metric", s->quota.goals[1].metric, VR_GOAL_USER_INPUT);
 	EQ("full", "goals[1].target", s->quota.goals[1].target, 10000);
 	EQ("full", "quota.charge", s->quota.charge, VR_CHARGE_SIZE);
+	EQ("full", "nr_filters", s->nr_filters, 2);
+	EQ("full", "filters[0].type", s->filters[0].type, VR_FILTER_YOUNG);
+	EQ("full", "filters[0].matching", s->filters[0].matching, true);
+	EQ("full", "filters[1].type", s->filters[1].type, VR_FILTER_ANON);
+	EQ("full", "filters[1].matching", s->filters[1].matching, false);
 	EQ("full", "wmarks.metric", s->wmarks.metric, VR_WMARK_FREE_MEM_RATE);
 	EQ("full", "wmarks.interval_us", s->wmarks.interval_us, US_PER_S);
 	EQ("full", "wmarks.high", s->wmarks.high, 600);
@@ -577,7 +612,7 @@ static struct error_case error_cases[] = {
 	  "monitoring.sample_interval: unknown member (expected one of sample_interval_us, " },
 	{ "unknown in a scheme", SCHEME("'stats': {}"), INVALID,
 	  "schemes[0].stats: unknown member (expected one of name, action, pattern, quota, "
-	  "watermarks)" },
+	  "watermarks, filters)" },
 	{ "unknown in pattern", SCHEME("'pattern': { 'min_sz_bytes': 1 }"), INVALID,
 	  "schemes[0].pattern.min_sz_bytes: unknown member (expected one of min_size, " },
 	{ "unknown in quota", SCHEME("'quota': { 'time_ms': 1 }"), INVALID,
@@ -697,11 +732,28 @@ static struct error_case error_cases[] = {
 	  "schemes[0].quota.charge: unknown charge basis 'rss' (expected one of resident, size)" },
 	{ "charge basis not a string", SCHEME("'quota': { 'charge': 1 }"), INVALID,
 	  "schemes[0].quota.charge: expected a string" },
+	{ "filters not an array", SCHEME("'filters': { 'type': 'young' }"), INVALID,
+	  "schemes[0].filters: expected an array (got an object)" },
+	{ "filter not an object", SCHEME("'filters': [ 'young' ]"), INVALID,
+	  "schemes[0].filters[0]: expected an object (got a string)" },
+	{ "filter without a type", SCHEME("'filters': [ { 'matching': true } ]"), INVALID,
+	  "schemes[0].filters[0].type: missing (a filter needs a type)" },
+	{ "unknown filter type", SCHEME("'filters': [ { 'type': 'old' } ]"), INVALID,
+	  "schemes[0].filters[0].type: unknown filter type 'old' (expected one of anon, young)" },
+	{ "unknown member in a filter", SCHEME("'filters': [ { 'type': 'young', 'memcg': '/' } ]"),
+	  INVALID, "schemes[0].filters[0].memcg: unknown member (expected one of type, matching)" },
+	{ "filter matching not a boolean",
+	  SCHEME("'filters': [ { 'type': 'young', 'matching': 'yes' } ]"), INVALID,
+	  "schemes[0].filters[0].matching: expected true or false (got a string)" },
+	{ "too many filters",
+	  SCHEME("'filters': [ { 'type': 'young' }, { 'type': 'young' }, { 'type': 'young' }, "
+		 "{ 'type': 'young' }, { 'type': 'anon' } ]"),
+	  INVALID, "schemes[0].filters: at most 4 filters are allowed (got 5)" },
 	{ "unknown watermark metric", SCHEME("'watermarks': { 'metric': 'free_mem' }"), INVALID,
 	  "schemes[0].watermarks.metric: unknown metric 'free_mem' (expected one of none, "
 	  "free_mem_rate)" },
 	{ "unknown profile", "{ 'profile': 'foo' }", INVALID,
-	  "profile: unknown profile 'foo' (expected one of damon-reclaim-2021, damon-reclaim-6.12)" },
+	  "profile: unknown profile 'foo' (expected one of damon-reclaim-2021, damon-reclaim-6.12, page-level)" },
 
 	/* schemes */
 	{ "duplicate scheme names",
@@ -847,6 +899,9 @@ Test(policy_json, round_trip_of_a_hand_made_policy)
 	s->quota.goals[2] = (struct vr_quota_goal){ VR_GOAL_FREE_MEM_RATE, 250, 0 };
 	s->quota.goals[3] = (struct vr_quota_goal){ VR_GOAL_USER_INPUT, UINT64_MAX, 0 };
 	s->quota.nr_goals = 4;
+	s->filters[0] = (struct vr_scheme_filter){ VR_FILTER_ANON, false };
+	s->filters[1] = (struct vr_scheme_filter){ VR_FILTER_YOUNG, true };
+	s->nr_filters = 2;
 	s->pattern = (struct vr_access_pattern){ 4096, 8192, 1, 2, 3, 4 };
 	s->wmarks.metric = VR_WMARK_FREE_MEM_RATE;
 	s->wmarks.interval_us = 1;

@@ -151,6 +151,8 @@ static void assert_stats_equal(const struct vr_agent_stats *got, const struct vr
 	EQ(what, "mem_free_bytes", got->mem_free_bytes, want->mem_free_bytes);
 	EQ(what, "swap_total_bytes", got->swap_total_bytes, want->swap_total_bytes);
 	EQ(what, "swap_free_bytes", got->swap_free_bytes, want->swap_free_bytes);
+	EQ(what, "swap_cache_release_bytes", got->swap_cache_release_bytes,
+	   want->swap_cache_release_bytes);
 	EQ(what, "free_page_reporting", !!got->free_page_reporting, !!want->free_page_reporting);
 }
 
@@ -212,6 +214,7 @@ static struct vr_agent_stats sample_stats(void)
 		.mem_free_bytes = 1ULL << 30,
 		.swap_total_bytes = 1ULL << 30,
 		.swap_free_bytes = 900ULL << 20,
+		.swap_cache_release_bytes = 24ULL << 20,
 		.free_page_reporting = TRUE,
 	};
 
@@ -825,6 +828,12 @@ static struct patch_case message_cases[] = {
 	  "return.compactions;missing" },
 	{ "no reclaimed_bytes", REP_STATS, "return.reclaimed_bytes", "", INV, 7,
 	  "return.reclaimed_bytes;missing" },
+	{ "swap_cache_release_bytes negative", REP_STATS, "return.swap_cache_release_bytes", "-1",
+	  INV, 7, "return.swap_cache_release_bytes;-1" },
+	{ "swap_cache_release_bytes a string", REP_STATS, "return.swap_cache_release_bytes", "'1'",
+	  INV, 7, "return.swap_cache_release_bytes;string" },
+	{ "swap_cache_release_bytes given", REP_STATS, "return.swap_cache_release_bytes", "4096",
+	  NO_ERROR },
 	{ "reclaimed_bytes negative", REP_STATS, "return.reclaimed_bytes", "-4096", INV, 7,
 	  "return.reclaimed_bytes;-4096" },
 	{ "reclaimed_bytes above INT64_MAX", REP_STATS, "return.reclaimed_bytes",
@@ -1249,7 +1258,7 @@ Test(proto_reply, wire_forms)
 		"'qt_exceeds':7,'reclaimer_cpu_us':1500000,'agent_cpu_us':250000,"
 		"'compactions':3,'reclaimed_bytes':629145600,'mem_total_bytes':4294967296,'mem_free_bytes':1073741824,"
 		"'swap_total_bytes':1073741824,'swap_free_bytes':943718400,"
-		"'free_page_reporting':true,'seq':41}}\n");
+		"'swap_cache_release_bytes':25165824,'free_page_reporting':true,'seq':41}}\n");
 	g_autofree char *want_hello = dq("{'vreclaim':1,'id':1,'return':{'version':1,"
 					 "'agent':'0.1.0','kernel':'6.1.0-13-amd64',"
 					 "'backends':['damon','memcg'],'backend':'damon',"

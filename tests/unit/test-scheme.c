@@ -100,6 +100,7 @@ static uint64_t clock_now_ns(void *data)
 struct act_call {
 	uint64_t target_id;
 	enum vr_action action;
+	guint nr_filters;
 	uint64_t start;
 	uint64_t end;
 };
@@ -123,11 +124,12 @@ struct fake_act {
 	unsigned nr_cleanup;
 };
 
-static gboolean act_apply(void *data, const struct vr_target *t, enum vr_action action,
+static gboolean act_apply(void *data, const struct vr_target *t, const struct vr_scheme *s,
 			  uint64_t start, uint64_t end, uint64_t *bytes_done, GError **error)
 {
 	struct fake_act *a = data;
-	struct act_call c = { t->id, action, start, end };
+	enum vr_action action = s->action;
+	struct act_call c = { t->id, action, s->nr_filters, start, end };
 
 	cr_assert(start < end && start % PG == 0 && end % PG == 0,
 		  "apply() expected a non-empty page-aligned range, got [%#" PRIx64 ", %#" PRIx64
@@ -554,11 +556,14 @@ enum mutation {
 	M_WM_HIGH_LT_MID,
 	M_WM_MID_LT_LOW,
 	M_WM_INTERVAL_0,
+	M_TOO_MANY_FILTERS,
+	M_FILTER_TYPE_UNKNOWN,
 	/* valid ones */
 	M_NO_QUOTA_NO_RESET,
 	M_WM_NONE_INTERVAL_0,
 	M_WM_ALL_EQUAL,
 	M_PATTERN_EQUAL_BOUNDS,
+	M_MAX_FILTERS,
 };
 
 struct validate_case {
@@ -626,6 +631,16 @@ static void mutate(struct vr_scheme *s, enum mutation m)
 		wm.interval_us = 0;
 		s->wmarks = wm;
 		break;
+	case M_TOO_MANY_FILTERS:
+		s->nr_filters = VR_MAX_SCHEME_FILTERS + 1;
+		break;
+	case M_FILTER_TYPE_UNKNOWN:
+		s->nr_filters = 2;
+		s->filters[1].type = (enum vr_filter_type)7;
+		break;
+	case M_MAX_FILTERS:
+		s->nr_filters = VR_MAX_SCHEME_FILTERS;
+		break;
 	case M_NO_QUOTA_NO_RESET:
 		s->quota.reset_interval_ms = 0;
 		break;
@@ -658,6 +673,8 @@ static struct validate_case bad_schemes[] = {
 	{ "watermarks high < mid", M_WM_HIGH_LT_MID, "high|mid" },
 	{ "watermarks mid < low", M_WM_MID_LT_LOW, "mid|low" },
 	{ "watermarks interval 0", M_WM_INTERVAL_0, "interval" },
+	{ "more filters than the most", M_TOO_MANY_FILTERS, "filters" },
+	{ "unknown filter type", M_FILTER_TYPE_UNKNOWN, "filters[1].type" },
 };
 
 static struct validate_case good_schemes[] = {
@@ -666,6 +683,7 @@ static struct validate_case good_schemes[] = {
 	{ "metric none ignores the rest", M_WM_NONE_INTERVAL_0, "" },
 	{ "high == mid == low", M_WM_ALL_EQUAL, "" },
 	{ "min == max everywhere", M_PATTERN_EQUAL_BOUNDS, "" },
+	{ "as many filters as allowed", M_MAX_FILTERS, "" },
 };
 
 ParameterizedTestParameters(scheme_validate, refuses)
@@ -1035,11 +1053,14 @@ Test(scheme_action, every_action_but_stat_resets_the_age)
 	}
 }
 
-Test(scheme_action, actuator_gets_action_and_target)
+Test(scheme_action, actuator_gets_the_scheme)
 {
 	struct rig g;
 	g_autoptr(vr_scheme) s = vr_scheme_new("huge", VR_ACTION_HUGEPAGE);
 
+	s->filters[0] = (struct vr_scheme_filter){ .type = VR_FILTER_YOUNG, .matching = true };
+	s->filters[1] = (struct vr_scheme_filter){ .type = VR_FILTER_ANON, .matching = false };
+	s->nr_filters = 2;
 	rig_unit(&g, 4);
 	rig_set_scheme(&g, s);
 	vr_ctx_apply_schemes(g.ctx, 0);
@@ -1050,8 +1071,54 @@ Test(scheme_action, actuator_gets_action_and_target)
 		cr_assert(c->action == VR_ACTION_HUGEPAGE && c->target_id == 1,
 			  "call %u: expected hugepage on target 1, got %s on %" PRIu64, i,
 			  vr_action_name(c->action), c->target_id);
+		cr_assert_eq(c->nr_filters, 2, "call %u: the actuator should see both filters", i);
 	}
 	rig_fini(&g);
+}
+
+TestSuite(scheme_filters, .description = "vr_scheme_filters_pass(): which pages a filter "
+					 "takes out");
+
+Test(scheme_filters, pass_table)
+{
+	const struct vr_scheme_filter young_out = { VR_FILTER_YOUNG, true };
+	const struct vr_scheme_filter old_out = { VR_FILTER_YOUNG, false };
+	const struct vr_scheme_filter anon_out = { VR_FILTER_ANON, true };
+	const struct vr_scheme_filter both[] = { young_out, anon_out };
+
+	cr_assert(vr_scheme_filters_pass(NULL, 0, true, true), "no filter: every page passes");
+	cr_assert_not(vr_scheme_filters_pass(&young_out, 1, false, true),
+		      "a matching young filter takes a young page out");
+	cr_assert(vr_scheme_filters_pass(&young_out, 1, false, false), "and leaves an old one");
+	cr_assert(vr_scheme_filters_pass(&old_out, 1, true, true),
+		  "a non-matching one leaves a young page");
+	cr_assert_not(vr_scheme_filters_pass(&old_out, 1, true, false), "and takes an old one out");
+	cr_assert_not(vr_scheme_filters_pass(both, 2, true, false),
+		      "an old anonymous page is taken out by the anon filter");
+	cr_assert_not(vr_scheme_filters_pass(both, 2, false, true),
+		      "a young file page by the young filter");
+	cr_assert(vr_scheme_filters_pass(both, 2, false, false), "an old file page passes both");
+}
+
+Test(scheme_names, filter_types_round_trip)
+{
+	static const char *const names[] = { "anon", "young" };
+
+	for (guint i = 0; i < ARRAY_LEN(names); i++) {
+		enum vr_filter_type t = (enum vr_filter_type)99;
+
+		cr_assert(vr_filter_type_from_name(names[i], &t), "'%s' is a filter type",
+			  names[i]);
+		cr_assert_str_eq(vr_filter_type_name(t), names[i]);
+	}
+	cr_assert_str_eq(vr_filter_type_name((enum vr_filter_type)9), "unknown");
+	{
+		enum vr_filter_type t = VR_FILTER_ANON;
+
+		cr_assert_not(vr_filter_type_from_name("memcg", &t),
+			      "memcg filters are not supported");
+		cr_assert_eq(t, VR_FILTER_ANON, "a refused name leaves the output");
+	}
 }
 
 struct result_case {

@@ -56,8 +56,9 @@ static uint64_t apply_ok(struct vr_sim_reclaim *r, enum vr_action action, uint64
 {
 	g_autoptr(GError) err = NULL;
 	uint64_t done = G_MAXUINT64;
+	struct vr_scheme s = { .action = action };
 
-	cr_assert(vr_sim_actuator_ops.apply(r, NULL, action, first * PAGE, end * PAGE, &done, &err),
+	cr_assert(vr_sim_actuator_ops.apply(r, NULL, &s, first * PAGE, end * PAGE, &done, &err),
 		  "apply(%s) should succeed, got: %s", vr_action_name(action),
 		  err ? err->message : "no error");
 	return done;
@@ -395,6 +396,76 @@ Test(pageout, time_averaged_saving_by_hand)
 	cr_assert_float_eq(vr_sim_reclaim_saved_bytes(r), 3.1 * PAGE, 1e-9,
 			   "expected 3.1 pages saved on average, got %f bytes",
 			   vr_sim_reclaim_saved_bytes(r));
+}
+
+/* Pageout of [first, end) by a scheme with the one filter @type/@matching. */
+static uint64_t apply_filtered_ok(struct vr_sim_reclaim *r, enum vr_filter_type type, bool matching,
+				  uint64_t first, uint64_t end)
+{
+	g_autoptr(GError) err = NULL;
+	uint64_t done = G_MAXUINT64;
+	struct vr_scheme s = { .action = VR_ACTION_PAGEOUT, .nr_filters = 1 };
+
+	s.filters[0] = (struct vr_scheme_filter){ .type = type, .matching = matching };
+	cr_assert(vr_sim_actuator_ops.apply(r, NULL, &s, first * PAGE, end * PAGE, &done, &err),
+		  "a filtered pageout should succeed, got: %s", err ? err->message : "no error");
+	return done;
+}
+
+/* Pages 0, 10, 20 and 30 of 40 hot (accessed 1000 times a second), the
+ * others never: hot and cold pages interleaved one in ten. */
+static struct vr_sim *interleaved_sim(void)
+{
+	struct vr_sim *sim = sim_new_ok(40 * PAGE, 1);
+	struct vr_sim_set sets[4];
+
+	for (guint i = 0; i < G_N_ELEMENTS(sets); i++)
+		sets[i] = hot_pages(10 * i, 10 * i + 1, 1000);
+	add_phase_ok(sim, 100 * US_PER_S, sets, G_N_ELEMENTS(sets));
+	return sim;
+}
+
+Test(pageout, young_filter_leaves_the_accessed_pages_of_a_region)
+{
+	g_autoptr(vr_sim) sim = interleaved_sim();
+	g_autoptr(vr_sim_reclaim) r = reclaim_new_ok(sim, 0, 40, 0, 100 * US_PER_S, NULL);
+
+	vr_sim_reclaim_set_now(r, US_PER_S);
+	cr_assert_eq(apply_filtered_ok(r, VR_FILTER_YOUNG, true, 0, 40), 36 * PAGE,
+		     "the 36 cold pages go, the 4 accessed since the start stay");
+	for (uint64_t p = 0; p < 40; p += 10)
+		cr_assert(vr_sim_reclaim_page_resident(r, p * PAGE), "hot page %u stays",
+			  (unsigned)p);
+	cr_assert_not(vr_sim_reclaim_page_resident(r, 5 * PAGE));
+	/* The check cleared their accessed bits: a second one at the same time
+	 * finds them old, as the kernel's would. */
+	cr_assert_eq(apply_filtered_ok(r, VR_FILTER_YOUNG, true, 0, 40), 4 * PAGE,
+		     "no access since the last check: the hot pages are old and go too");
+	cr_assert_eq(vr_sim_reclaim_resident_bytes(r), 0);
+}
+
+Test(pageout, young_filter_not_matching_takes_only_the_accessed_pages)
+{
+	g_autoptr(vr_sim) sim = interleaved_sim();
+	g_autoptr(vr_sim_reclaim) r = reclaim_new_ok(sim, 0, 40, 0, 100 * US_PER_S, NULL);
+
+	vr_sim_reclaim_set_now(r, US_PER_S);
+	cr_assert_eq(apply_filtered_ok(r, VR_FILTER_YOUNG, false, 0, 40), 4 * PAGE,
+		     "matching false takes out the old pages: only the 4 hot ones go");
+	cr_assert_not(vr_sim_reclaim_page_resident(r, 10 * PAGE));
+	cr_assert(vr_sim_reclaim_page_resident(r, 11 * PAGE));
+}
+
+Test(pageout, anon_filter_takes_out_every_simulated_page)
+{
+	g_autoptr(vr_sim) sim = interleaved_sim();
+	g_autoptr(vr_sim_reclaim) r = reclaim_new_ok(sim, 0, 40, 0, 100 * US_PER_S, NULL);
+
+	vr_sim_reclaim_set_now(r, US_PER_S);
+	cr_assert_eq(apply_filtered_ok(r, VR_FILTER_ANON, true, 0, 40), 0,
+		     "simulated memory is all anonymous: a matching anon filter leaves it all");
+	cr_assert_eq(apply_filtered_ok(r, VR_FILTER_ANON, false, 0, 40), 40 * PAGE,
+		     "and a non-matching one leaves none of it");
 }
 
 Test(pageout, other_actions)
