@@ -282,10 +282,12 @@ static gboolean hello_validate(const struct vr_proto_hello *h, const char *path,
 	return TRUE;
 }
 
-/* The integer members of the STATS object, in wire order after backend and paused. */
+/* The integer members of the STATS object, in wire order after backend and
+ * paused. @optional: added after version 1 shipped, so absent reads as 0. */
 struct stats_field {
 	const char *name;
 	size_t offset;
+	bool optional;
 };
 
 #define STAT(m)                                                                                    \
@@ -293,11 +295,17 @@ struct stats_field {
 		.name = #m, .offset = offsetof(struct vr_agent_stats, m)                           \
 	}
 
+#define STAT_OPTIONAL(m)                                                                           \
+	{                                                                                          \
+		.name = #m, .offset = offsetof(struct vr_agent_stats, m), .optional = true         \
+	}
+
 static const struct stats_field stats_fields[] = {
-	STAT(uptime_ms),	STAT(nr_tried),	       STAT(sz_tried),	       STAT(nr_applied),
-	STAT(sz_applied),	STAT(qt_exceeds),      STAT(reclaimer_cpu_us), STAT(agent_cpu_us),
-	STAT(compactions),	STAT(reclaimed_bytes), STAT(mem_total_bytes),  STAT(mem_free_bytes),
-	STAT(swap_total_bytes), STAT(swap_free_bytes),
+	STAT(uptime_ms),	STAT(nr_tried),	       STAT(sz_tried),
+	STAT(nr_applied),	STAT(sz_applied),      STAT(qt_exceeds),
+	STAT(reclaimer_cpu_us), STAT(agent_cpu_us),    STAT(compactions),
+	STAT(reclaimed_bytes),	STAT(mem_total_bytes), STAT(mem_free_bytes),
+	STAT(swap_total_bytes), STAT(swap_free_bytes), STAT_OPTIONAL(swap_cache_release_bytes),
 };
 
 static uint64_t *stats_field_ptr(struct vr_agent_stats *s, const struct stats_field *f)
@@ -318,9 +326,6 @@ static gboolean stats_validate(const struct vr_agent_stats *s, const char *path,
 		if (!check_member_range(stats_field_get(s, &stats_fields[i]), 0, VR_PROTO_MAX_INT,
 					FALSE, path, stats_fields[i].name, error))
 			return FALSE;
-	if (!check_member_range(s->swap_cache_release_bytes, 0, VR_PROTO_MAX_INT, FALSE, path,
-				"swap_cache_release_bytes", error))
-		return FALSE;
 	return check_at_most(s->nr_applied, s->nr_tried, path, "nr_applied", "nr_tried", error) &&
 	       check_at_most(s->sz_applied, s->sz_tried, path, "sz_applied", "sz_tried", error) &&
 	       check_at_most(s->mem_free_bytes, s->mem_total_bytes, path, "mem_free_bytes",
@@ -1075,7 +1080,6 @@ static struct json_object *stats_to_json(const struct vr_agent_stats *s)
 	json_object_object_add(obj, "paused", json_object_new_boolean(s->paused != 0));
 	for (guint i = 0; i < G_N_ELEMENTS(stats_fields); i++)
 		add_uint(obj, stats_fields[i].name, stats_field_get(s, &stats_fields[i]));
-	add_uint(obj, "swap_cache_release_bytes", s->swap_cache_release_bytes);
 	json_object_object_add(obj, "free_page_reporting",
 			       json_object_new_boolean(s->free_page_reporting != 0));
 	return obj;
@@ -1227,15 +1231,16 @@ static gboolean read_stats(const struct decoder *dec, struct json_object *v, con
 	    !READ_STRING_MEMBER(v, path, "backend", s->backend, error) ||
 	    !read_bool_member(v, path, "paused", &s->paused, error))
 		return FALSE;
-	for (guint i = 0; i < G_N_ELEMENTS(stats_fields); i++)
-		if (!read_uint_member(dec, v, path, stats_fields[i].name, 0, VR_PROTO_MAX_INT,
-				      stats_field_ptr(s, &stats_fields[i]), error))
+	for (guint i = 0; i < G_N_ELEMENTS(stats_fields); i++) {
+		const struct stats_field *f = &stats_fields[i];
+
+		*stats_field_ptr(s, f) = 0;
+		if (f->optional && !json_object_object_get_ex(v, f->name, NULL))
+			continue;
+		if (!read_uint_member(dec, v, path, f->name, 0, VR_PROTO_MAX_INT,
+				      stats_field_ptr(s, f), error))
 			return FALSE;
-	s->swap_cache_release_bytes = 0;
-	if (json_object_object_get_ex(v, "swap_cache_release_bytes", NULL) &&
-	    !read_uint_member(dec, v, path, "swap_cache_release_bytes", 0, VR_PROTO_MAX_INT,
-			      &s->swap_cache_release_bytes, error))
-		return FALSE;
+	}
 	return read_bool_member(v, path, "free_page_reporting", &s->free_page_reporting, error) &&
 	       stats_validate(s, path, error);
 }

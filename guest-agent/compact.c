@@ -152,24 +152,3 @@ uint64_t vr_vmstat_stolen_bytes(const struct vr_vmstat_reclaim *v)
 {
 	return v->pgsteal_anon_bytes + v->pgsteal_file_bytes;
 }
-
-gboolean vr_compact_parse_reclaimed(const char *vmstat, uint64_t *bytes, GError **error)
-{
-	struct vr_vmstat_reclaim v;
-
-	if (!vr_vmstat_reclaim_parse(vmstat, &v, error))
-		return FALSE;
-	*bytes = vr_vmstat_reclaimed_bytes(&v);
-	return TRUE;
-}
-
-gboolean vr_compact_reclaimed_bytes(const struct vr_agent_paths *paths, uint64_t *bytes,
-				    GError **error)
-{
-	struct vr_vmstat_reclaim v;
-
-	if (!vr_vmstat_reclaim_read(paths, &v, error))
-		return FALSE;
-	*bytes = vr_vmstat_reclaimed_bytes(&v);
-	return TRUE;
-}

@@ -14,7 +14,7 @@
  *           vr_compact_done(&state, now_us, reclaimed);
  *   }
  *
- * The agent's "reclaimed" is the kernel's own count, vr_compact_reclaimed_bytes()
+ * The agent's "reclaimed" is the kernel's own count, vr_vmstat_reclaimed_bytes()
  * (vmstat), not the backend's stats: refreshing DAMON's scheme stats blocks
  * until the kdamond answers, up to a watermark interval (5 s) while the
  * scheme rests, and the agent looks every second.
@@ -151,20 +151,12 @@ gboolean vr_vmstat_reclaim_parse(const char *vmstat, struct vr_vmstat_reclaim *o
 gboolean vr_vmstat_reclaim_read(const struct vr_agent_paths *paths, struct vr_vmstat_reclaim *out,
 				GError **error);
 
-/** vr_vmstat_reclaimed_bytes() - pswpout + pgsteal_file: what reclaim took out. */
+/**
+ * vr_vmstat_reclaimed_bytes() - the bytes reclaim has taken out of memory
+ * since boot: pages swapped out (pswpout) plus page-cache pages reclaimed
+ * (pgsteal_file).
+ */
 uint64_t vr_vmstat_reclaimed_bytes(const struct vr_vmstat_reclaim *v);
 
 /** vr_vmstat_stolen_bytes() - pgsteal_anon + pgsteal_file: pages reclaim freed. */
 uint64_t vr_vmstat_stolen_bytes(const struct vr_vmstat_reclaim *v);
-
-/**
- * vr_compact_parse_reclaimed() - from the text of /proc/vmstat, the bytes
- * reclaim has taken out of memory since boot: pages swapped out (pswpout)
- * plus page-cache pages reclaimed (pgsteal_file), times 4096. Missing
- * counters count 0; a counter that is not a number is an error.
- */
-gboolean vr_compact_parse_reclaimed(const char *vmstat, uint64_t *bytes, GError **error);
-
-/** vr_compact_reclaimed_bytes() - vr_compact_parse_reclaimed() of @paths->procfs/vmstat. */
-gboolean vr_compact_reclaimed_bytes(const struct vr_agent_paths *paths, uint64_t *bytes,
-				    GError **error);

@@ -206,10 +206,10 @@ typedef struct vr_damon_config vr_damon_config;
  * >= 1); goals need @caps->has_goals, and a metric the kernel lacks is an
  * error naming it (free_mem_rate always; some_mem_psi_us without
  * @caps->has_goal_metric); filters need @caps->has_filters (the young type
- * needs Linux 6.10: an older kernel refuses the write, naming the file). The stat scheme matches everything, has no quota,
- * and takes the first policy scheme's watermarks (metric none when the
- * policy has no scheme), so that when every scheme rests the kdamond stops
- * sampling.
+ * needs Linux 6.10: an older kernel refuses the write, naming the file). The
+ * stat scheme matches everything, has no quota, and takes the first policy
+ * scheme's watermarks (metric none when the policy has no scheme), so that
+ * when every scheme rests the kdamond stops sampling.
  *
  * Errors (VR_AGENT_ERROR_INVALID): the policy's own validation, no range,
  * more ranges than max_nr_regions, an unsupported goal.

@@ -29,9 +29,10 @@ void vr_agent_read_stats(struct vr_agent *agent, struct vr_agent_stats *out)
 	out->uptime_ms = (vr_agent_now_us() - agent->started_us) / 1000;
 	out->agent_cpu_us = agent_cpu_us();
 	out->compactions = agent->nr_compactions;
-	uint64_t reclaimed = 0;
+	struct vr_vmstat_reclaim vmstat;
 	g_autoptr(GError) vmstat_error = NULL;
-	if (vr_compact_reclaimed_bytes(&agent->paths, &reclaimed, &vmstat_error)) {
+	if (vr_vmstat_reclaim_read(&agent->paths, &vmstat, &vmstat_error)) {
+		uint64_t reclaimed = vr_vmstat_reclaimed_bytes(&vmstat);
 		reclaimed -= MIN(reclaimed, agent->reclaimed_at_start);
 		agent->reclaimed_bytes =
 			MAX(agent->reclaimed_bytes, MIN(reclaimed, VR_PROTO_MAX_INT));

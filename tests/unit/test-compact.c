@@ -112,31 +112,32 @@ Test(compact, errors_name_the_file)
 
 Test(compact, reclaimed_bytes_are_pages_swapped_out_plus_page_cache_reclaimed)
 {
-	uint64_t bytes = 0;
+	struct vr_vmstat_reclaim v;
 	g_autoptr(GError) err = NULL;
 
-	cr_assert(vr_compact_parse_reclaimed("nr_free_pages 1000\npswpin 7\npswpout 100\n"
-					     "pgsteal_anon 100\npgsteal_file 28\n",
-					     &bytes, &err),
+	cr_assert(vr_vmstat_reclaim_parse("nr_free_pages 1000\npswpin 7\npswpout 100\n"
+					  "pgsteal_anon 100\npgsteal_file 28\n",
+					  &v, &err),
 		  "%s", err ? err->message : "");
-	cr_expect_eq(bytes, 128 * 4096, "pswpout + pgsteal_file pages, not pgsteal_anon");
+	cr_expect_eq(vr_vmstat_reclaimed_bytes(&v), 128 * 4096,
+		     "pswpout + pgsteal_file pages, not pgsteal_anon");
 }
 
 Test(compact, reclaimed_bytes_without_the_counters_are_zero)
 {
-	uint64_t bytes = 1;
+	struct vr_vmstat_reclaim v = { 1, 1, 1 };
 	g_autoptr(GError) err = NULL;
 
-	cr_assert(vr_compact_parse_reclaimed("nr_free_pages 1000\n", &bytes, &err));
-	cr_expect_eq(bytes, 0);
+	cr_assert(vr_vmstat_reclaim_parse("nr_free_pages 1000\n", &v, &err));
+	cr_expect_eq(vr_vmstat_reclaimed_bytes(&v), 0);
 }
 
 Test(compact, a_garbled_counter_is_named)
 {
-	uint64_t bytes = 0;
+	struct vr_vmstat_reclaim v;
 	g_autoptr(GError) err = NULL;
 
-	cr_expect_not(vr_compact_parse_reclaimed("pswpout lots\n", &bytes, &err));
+	cr_expect_not(vr_vmstat_reclaim_parse("pswpout lots\n", &v, &err));
 	cr_assert_not_null(err);
 	cr_expect(strstr(err->message, "pswpout"), "%s", err->message);
 }
