@@ -15,7 +15,6 @@ struct vr_domain *vr_domain_new(const char *uuid, const char *name)
 	d->name = g_strdup(name);
 	d->reason = g_strdup("not read yet");
 	d->policy_name = g_strdup("");
-	d->freed_permille = 1000;
 	return d;
 }
 
@@ -29,7 +28,6 @@ static void domain_drop_management(struct vr_domain *d)
 	d->share_bytes = 0;
 	d->policy_sent = FALSE;
 	d->sent_share_bytes = 0;
-	d->freed_permille = 1000;
 	d->cold_bytes = 0;
 	vr_fleet_offer_hold_reset(&d->offer_hold);
 	d->agent_pause_pending = FALSE;
@@ -125,25 +123,10 @@ struct vr_policy *vr_domain_policy_for(const struct vr_domain_tuning *tuning,
 	return policy;
 }
 
-uint64_t vr_domain_agent_quota_bytes(const struct vr_domain *d, uint64_t share_bytes)
-{
-	guint permille = CLAMP(d->freed_permille, 1, 1000);
-	uint64_t cap = share_bytes > G_MAXUINT64 / VR_DOMAIN_CHARGE_MAX_FACTOR ?
-			       G_MAXUINT64 :
-			       share_bytes * VR_DOMAIN_CHARGE_MAX_FACTOR;
-
-	if (permille == 1000)
-		return share_bytes;
-	if (share_bytes > G_MAXUINT64 / 1000)
-		return cap;
-	return MIN(share_bytes * 1000 / permille, cap);
-}
-
 struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t share_bytes,
 					 uint64_t reset_interval_ms)
 {
 	struct vr_policy *p = vr_policy_copy(d->policy);
-	uint64_t resident_cut = vr_domain_agent_quota_bytes(d, share_bytes);
 
 	for (guint i = 0; i < p->schemes->len; i++) {
 		struct vr_scheme *s = g_ptr_array_index(p->schemes, i);
@@ -153,12 +136,10 @@ struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t sha
 			s->pattern.min_age_us = s->pattern.max_age_us;
 			continue;
 		}
-		uint64_t cut = s->quota.charge == VR_CHARGE_RESIDENT ? resident_cut : share_bytes;
-
-		if (s->quota.sz == 0 || s->quota.sz > cut) {
+		if (s->quota.sz == 0 || s->quota.sz > share_bytes) {
 			/* The fleet's window becomes the scheme's: a share is
 			 * bytes per fleet window. */
-			s->quota.sz = cut;
+			s->quota.sz = share_bytes;
 			s->quota.reset_interval_ms = reset_interval_ms;
 		}
 	}
@@ -170,31 +151,6 @@ struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t sha
 static uint64_t policy_reclaimed_bytes(const struct vr_agent_stats *stats)
 {
 	return stats->sz_applied + stats->swap_cache_release_bytes;
-}
-
-/* Smooths what the policy freed (policy_reclaimed_bytes()) of what its
- * schemes were charged (sz_tried) since the last update into
- * @d->freed_permille: half the old value, half the new. */
-static void update_freed_permille(struct vr_domain *d, const struct vr_agent_stats *now)
-{
-	uint64_t freed_now = policy_reclaimed_bytes(now);
-	uint64_t tried, freed;
-
-	if (now->sz_tried < d->freed_tried_from || freed_now < d->freed_from) {
-		d->freed_tried_from = now->sz_tried;
-		d->freed_from = freed_now;
-		return;
-	}
-	tried = now->sz_tried - d->freed_tried_from;
-	freed = MIN(freed_now - d->freed_from, tried);
-	if (tried < VR_DOMAIN_FREED_MIN_TRIED_BYTES)
-		return;
-	d->freed_tried_from = now->sz_tried;
-	d->freed_from = freed_now;
-	/* Guest numbers: no product that can wrap. */
-	uint64_t sample = tried > G_MAXUINT64 / 1000 ? freed / (tried / 1000) :
-						       freed * 1000 / tried;
-	d->freed_permille = (d->freed_permille + (guint)MIN(sample, 1000) + 1) / 2;
 }
 
 void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *stats,
@@ -210,14 +166,6 @@ void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *s
 		d->reclaimed_bytes += restarted ? now : 0;
 	else if (now >= last)
 		d->reclaimed_bytes += now - last;
-	if (restarted || !d->has_stats) {
-		if (restarted)
-			d->freed_permille = 1000;
-		d->freed_tried_from = stats->sz_tried;
-		d->freed_from = now;
-	} else {
-		update_freed_permille(d, stats);
-	}
 	d->stats = *stats;
 	d->has_stats = TRUE;
 }

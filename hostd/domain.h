@@ -61,18 +61,10 @@
  *			@session.
  * @stats, @has_stats:	the agent's last stats (report or get-stats).
  * @reclaimed_bytes:	bytes reclaimed from the domain since vreclaimd
- *			started managing it: what its agent's policy reclaimed
- *			(vr_domain_account_stats(), summed across agent
- *			restarts), what the balloon took and what host-pageout
- *			advised out.
- * @freed_permille:	of the bytes the agent's pageout schemes were
- *			charged lately (sz_tried), the share its policy freed
- *			(sz_applied and the swap cache released after them,
- *			as @reclaimed_bytes counts), per mille, smoothed; 1000
- *			until measured. The guest kernel charges a region's
- *			whole size, free and already paged-out memory included.
- * @freed_tried_from, @freed_from: sz_tried and the policy's freed bytes when
- *			@freed_permille was last updated.
+ *			started managing it: what the guest kernel reclaimed
+ *			as its agent reports it (struct vr_agent_stats
+ *			reclaimed_bytes, summed across agent restarts), what
+ *			the balloon took and what host-pageout advised out.
  * @rss_start_bytes, @rss_bytes, @swap_bytes: the QEMU process's resident size
  *			when first seen and now, and its swapped bytes.
  * @cold_bytes:		eligible cold bytes in the last picture.
@@ -81,8 +73,7 @@
  * @share_bytes:	its share of the fleet quota this window.
  * @policy_sent:	whether the agent runs a policy vreclaimd sent (since
  *			its session came up).
- * @sent_share_bytes:	the quota size of that policy (0: monitoring only):
- *			vr_domain_agent_quota_bytes() of the share.
+ * @sent_share_bytes:	the quota size of that policy (0: monitoring only).
  * @sent_generation:	@policy_generation of that policy.
  * @sent_us:		monotonic time the last policy was sent.
  * @agent_paused:	whether the agent is (or was last told to be) paused;
@@ -113,9 +104,6 @@ struct vr_domain {
 	struct vr_agent_stats stats;
 	gboolean has_stats;
 	uint64_t reclaimed_bytes;
-	guint freed_permille;
-	uint64_t freed_tried_from;
-	uint64_t freed_from;
 	uint64_t rss_start_bytes;
 	uint64_t rss_bytes;
 	uint64_t swap_bytes;
@@ -177,37 +165,10 @@ struct vr_domain_tuning *vr_domain_tuning_for(const struct vr_libvirt_domain *ld
 struct vr_policy *vr_domain_policy_for(const struct vr_domain_tuning *tuning,
 				       const struct vr_daemon_config *config, GError **error);
 
-/*
- * The most a share is multiplied by for the guest kernel's charge: at 1/16
- * of the charged bytes freed, the kernel walks 16 times the share.
- */
-#define VR_DOMAIN_CHARGE_MAX_FACTOR 16
-
-/*
- * A report updates @freed_permille only when the schemes were charged at
- * least this much since the previous one: fewer bytes say little.
- */
-#define VR_DOMAIN_FREED_MIN_TRIED_BYTES (4ULL << 20)
-
-/**
- * vr_domain_agent_quota_bytes() - the size quota that lets @d's agent free
- * @share_bytes per window: the share over the fraction of charged bytes its
- * schemes lately freed (@d->freed_permille), at most
- * VR_DOMAIN_CHARGE_MAX_FACTOR times the share. The guest kernel charges a
- * DAMOS quota for a region's whole size, free and already paged-out memory
- * included, so a share used as the kernel's quota unchanged buys less and
- * less as the guest gives: this is the fleet's side of a quota charged for
- * what can be freed (quota.charge "resident"). 0 for a share of 0.
- */
-uint64_t vr_domain_agent_quota_bytes(const struct vr_domain *d, uint64_t share_bytes);
-
 /**
  * vr_domain_agent_policy() - the policy to send to @d's agent: @d->policy
  * with every pageout scheme's size quota cut to @share_bytes per
- * @reset_interval_ms window (a scheme's own smaller quota stays); for a
- * scheme whose quota charges "resident" (the default) the cut is
- * vr_domain_agent_quota_bytes() of the share, so that what the scheme frees,
- * not what the kernel charges, matches the share. With a
+ * @reset_interval_ms window (a scheme's own smaller quota stays). With a
  * share of 0 the pageout schemes select nothing (their minimum age becomes
  * their maximum, "forever"): the agent keeps monitoring, which gives the
  * access picture the fleet decides from, and keeps its counters (the
@@ -221,8 +182,7 @@ struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t sha
  * (@restarted: the agent's counters started over). What the domain gave is
  * what its agent's policy reclaimed: the schemes' sz_applied plus the swap
  * cache their pageouts left and the agent freed (swap_cache_release_bytes),
- * not the guest's whole vmstat count, which its own kswapd feeds too. Also
- * updates @d->freed_permille from that and the schemes' sz_tried.
+ * not the guest's whole vmstat count, which its own kswapd feeds too.
  */
 void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *stats,
 			     gboolean restarted);

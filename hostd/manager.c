@@ -946,13 +946,12 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 	/* The agent always runs the domain's policy, cut to its share; a share
 	 * of 0 keeps it monitoring only. Only vreclaimctl pause pauses it. */
 	gint64 now = g_get_monotonic_time();
-	uint64_t quota = vr_domain_agent_quota_bytes(d, d->share_bytes);
 	gboolean hold;
 
-	hold = d->policy_sent && quota < d->sent_share_bytes &&
+	hold = d->policy_sent && d->share_bytes < d->sent_share_bytes &&
 	       now - d->sent_us < VR_MANAGER_SHARE_MIN_PERIOD_US;
 	if (!d->policy_sent || d->sent_generation != d->policy_generation ||
-	    (!hold && share_changed(d->sent_share_bytes, quota))) {
+	    (!hold && share_changed(d->sent_share_bytes, d->share_bytes))) {
 		g_auto(vr_proto_request) req = { .command = VR_PROTO_SET_POLICY };
 		struct call_ctx *c = call_ctx_new(m, d, VR_PROTO_SET_POLICY);
 		req.set_policy.policy = vr_domain_agent_policy(
@@ -972,12 +971,12 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 					"%s: no share of the fleet quota: its agent monitors only",
 					d->name);
 		}
-		g_debug("%s: share %" G_GUINT64_FORMAT " bytes per window, quota %" G_GUINT64_FORMAT
-			" (%u per mille of the charged bytes freed; was %" G_GUINT64_FORMAT ")",
-			d->name, d->share_bytes, quota, d->freed_permille, d->sent_share_bytes);
+		g_debug("%s: share %" G_GUINT64_FORMAT " bytes per window (was %" G_GUINT64_FORMAT
+			")",
+			d->name, d->share_bytes, d->sent_share_bytes);
 		d->policy_sent = TRUE;
 		d->sent_us = now;
-		d->sent_share_bytes = quota;
+		d->sent_share_bytes = d->share_bytes;
 		d->sent_generation = d->policy_generation;
 		domain_call(m, d, &req, c);
 	}
