@@ -61,10 +61,10 @@
  *			@session.
  * @stats, @has_stats:	the agent's last stats (report or get-stats).
  * @reclaimed_bytes:	bytes reclaimed from the domain since vreclaimd
- *			started managing it: what the guest kernel reclaimed
- *			as its agent reports it (struct vr_agent_stats
- *			reclaimed_bytes, summed across agent restarts), what
- *			the balloon took and what host-pageout advised out.
+ *			started managing it: what its agent's policy reclaimed
+ *			(vr_domain_account_stats(), summed across agent
+ *			restarts), what the balloon took and what host-pageout
+ *			advised out.
  * @rss_start_bytes, @rss_bytes, @swap_bytes: the QEMU process's resident size
  *			when first seen and now, and its swapped bytes.
  * @cold_bytes:		eligible cold bytes in the last picture.
