@@ -166,6 +166,7 @@ static gboolean convert_scheme(const struct vr_scheme *ps, guint i,
 		.quota_ms = q->ms,
 		.quota_bytes = q->sz,
 		.quota_reset_interval_ms = q->reset_interval_ms,
+		.resident_quota_bytes = q->charge == VR_CHARGE_RESIDENT ? q->sz : 0,
 		.weight_sz_permil = scale_weight(q->weight_sz, largest),
 		.weight_nr_accesses_permil = scale_weight(q->weight_nr_accesses, largest),
 		.weight_age_permil = scale_weight(q->weight_age, largest),
@@ -263,6 +264,62 @@ struct vr_damon_config *vr_damon_config_from_policy(const struct vr_policy *poli
 		g_array_append_val(cfg->schemes, s);
 	}
 	return g_steal_pointer(&cfg);
+}
+
+uint64_t vr_damon_resident_quota_bytes(uint64_t resident_bytes, uint64_t free_bytes)
+{
+	const uint64_t page = 4096;
+	const uint64_t max = resident_bytes > G_MAXUINT64 / VR_DAMON_RESIDENT_QUOTA_MAX_SCALE ?
+				     G_MAXUINT64 :
+				     resident_bytes * VR_DAMON_RESIDENT_QUOTA_MAX_SCALE;
+	uint64_t want;
+
+	if (resident_bytes == 0)
+		return 0;
+	want = free_bytes > G_MAXUINT64 - resident_bytes ? G_MAXUINT64 :
+							   resident_bytes + free_bytes;
+	if (want >= max)
+		return max;
+	return MAX(want / page * page, resident_bytes);
+}
+
+gboolean vr_damon_config_charge_resident(struct vr_damon_config *cfg, uint64_t free_bytes,
+					 gboolean hold)
+{
+	gboolean moved = FALSE;
+
+	for (guint i = 0; i < cfg->schemes->len; i++) {
+		struct vr_damon_scheme *s = vr_damon_config_scheme(cfg, i);
+		uint64_t want, diff;
+
+		if (!s->resident_quota_bytes)
+			continue;
+		want = hold ? s->resident_quota_bytes :
+			      vr_damon_resident_quota_bytes(s->resident_quota_bytes, free_bytes);
+		diff = want > s->quota_bytes ? want - s->quota_bytes : s->quota_bytes - want;
+		if (diff > s->quota_bytes / 4)
+			moved = TRUE;
+		s->quota_bytes = want;
+	}
+	return moved;
+}
+
+gboolean vr_damon_config_over_budget(const struct vr_damon_config *cfg, uint64_t freed_bytes,
+				     uint64_t elapsed_us)
+{
+	unsigned __int128 budget = 0;
+	gboolean resident = FALSE;
+
+	for (guint i = 0; i < cfg->schemes->len; i++) {
+		const struct vr_damon_scheme *s = vr_damon_config_scheme(cfg, i);
+
+		if (!s->resident_quota_bytes || !s->quota_reset_interval_ms)
+			continue;
+		resident = TRUE;
+		budget += (unsigned __int128)s->resident_quota_bytes * elapsed_us /
+			  ((unsigned __int128)s->quota_reset_interval_ms * 1000);
+	}
+	return resident && freed_bytes > budget;
 }
 
 struct vr_damon_config *vr_damon_config_new_monitor(const struct vr_monitor_attrs *attrs,

@@ -130,6 +130,10 @@ struct vr_damon_filter {
  *			aggregation intervals (<= VR_DAMON_AGE_UNBOUNDED).
  * @quota_ms, @quota_bytes, @quota_reset_interval_ms: quotas/{ms,bytes,
  *			reset_interval_ms}; 0 ms and 0 bytes = no quota.
+ * @resident_quota_bytes: the policy's size quota when that quota charges
+ *			resident memory (VR_CHARGE_RESIDENT), else 0: what
+ *			vr_damon_config_charge_resident() raises @quota_bytes
+ *			from; @quota_bytes is this until it does.
  * @weight_sz_permil, @weight_nr_accesses_permil, @weight_age_permil:
  *			quotas/weights/ (relative weights, each <=
  *			VR_DAMON_WEIGHT_MAX_PERMIL).
@@ -152,6 +156,7 @@ struct vr_damon_scheme {
 	uint64_t quota_ms;
 	uint64_t quota_bytes;
 	uint64_t quota_reset_interval_ms;
+	uint64_t resident_quota_bytes;
 	uint32_t weight_sz_permil;
 	uint32_t weight_nr_accesses_permil;
 	uint32_t weight_age_permil;
@@ -219,6 +224,49 @@ struct vr_damon_config *vr_damon_config_from_policy(const struct vr_policy *poli
 						    const struct vr_range *ranges, size_t nr_ranges,
 						    const struct vr_damon_caps *caps,
 						    GError **error);
+
+/*
+ * At most this many times a scheme's resident quota goes to the kernel
+ * (vr_damon_resident_quota_bytes()): the fleet's shares stay in proportion,
+ * and a guest that is nearly all free pages out at a bounded rate.
+ */
+#define VR_DAMON_RESIDENT_QUOTA_MAX_SCALE 16
+
+/**
+ * vr_damon_resident_quota_bytes() - the size quota DAMOS needs so that a
+ * scheme frees about @resident_bytes per window in a guest with @free_bytes
+ * free. DAMOS charges a region's whole size, free pages included (a page it
+ * paged out is a free page too), and its cold-first prioritization ranks a
+ * region nobody accessed (free memory) before any region with an access,
+ * however young: each window the quota goes to the free memory first. So
+ * the quota is @resident_bytes + @free_bytes, at most
+ * VR_DAMON_RESIDENT_QUOTA_MAX_SCALE times @resident_bytes, rounded down to
+ * whole 4 KiB pages but never below @resident_bytes, saturating. 0 stays 0
+ * (no size quota). Pure.
+ */
+uint64_t vr_damon_resident_quota_bytes(uint64_t resident_bytes, uint64_t free_bytes);
+
+/**
+ * vr_damon_config_charge_resident() - set the quota_bytes of every scheme of
+ * @cfg that has a resident_quota_bytes: vr_damon_resident_quota_bytes() for
+ * a guest with @free_bytes free, or the resident quota itself when @hold
+ * (the guest freed more than the quotas allow: vr_damon_config_over_budget()).
+ * Pure.
+ * Return: TRUE when one of them moved by more than a quarter of its old
+ * value: worth committing to a running kdamond.
+ */
+gboolean vr_damon_config_charge_resident(struct vr_damon_config *cfg, uint64_t free_bytes,
+					 gboolean hold);
+
+/**
+ * vr_damon_config_over_budget() - did the guest free more in @elapsed_us
+ * than @cfg's resident quotas allow? @freed_bytes (what the guest's reclaim
+ * freed meanwhile: vmstat's pgsteal) against the sum of each resident
+ * quota times the windows (quota_reset_interval_ms) in @elapsed_us. FALSE
+ * without a resident quota. Pure.
+ */
+gboolean vr_damon_config_over_budget(const struct vr_damon_config *cfg, uint64_t freed_bytes,
+				     uint64_t elapsed_us);
 
 /**
  * vr_damon_config_new_monitor() - a configuration that only monitors: @attrs

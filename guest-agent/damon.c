@@ -12,6 +12,14 @@
  * what a run counted to a base before it stops it: read_stats() stays
  * cumulative since open().
  *
+ * Size quotas that charge resident memory (the policy's default) are raised
+ * by the guest's free memory (vr_damon_config_charge_resident(): the kernel
+ * charges free memory too, and first) when the policy is applied and, every
+ * RESIDENT_QUOTA_PERIOD_US while the kdamond takes commits, again when the
+ * free memory moved the quota by more than a quarter; for a period after the
+ * guest freed more than the resident quotas allow, they go to the kernel as
+ * they are (vr_damon_config_over_budget()).
+ *
  * reclaim() is a bounded boost, not a second mechanism: the first pageout
  * scheme's size quota is raised by the bytes asked for (committed online),
  * its sz_applied is polled until it grew by that much or the deadline
@@ -23,6 +31,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "compact.h"
 #include "damon-sysfs.h"
 #include "iomem.h"
 #include "meminfo.h"
@@ -32,8 +41,13 @@
  * host may ask many times a second. */
 #define STATS_REFRESH_US G_USEC_PER_SEC
 
-/* Ticks only check that nobody stopped the kdamond behind our back. */
+/* Ticks check that nobody stopped the kdamond behind our back. */
 #define DAMON_TICK_US (10 * G_USEC_PER_SEC)
+
+/* How often resident size quotas follow the guest's free memory and are
+ * checked against what it freed, us: a fleet share is a per-second rate,
+ * and a guest frees most of its cold memory within tens of seconds. */
+#define RESIDENT_QUOTA_PERIOD_US (5 * G_USEC_PER_SEC)
 
 /* How often reclaim() reads the pageout scheme's stats: one default
  * aggregation interval, the kernel's own pace for applying schemes. */
@@ -52,6 +66,10 @@
  * @base:	stats and CPU time of the runs that ended (see above).
  * @cur, @have_cur, @cur_at_us: the running kdamond's counters as last
  *		refreshed, and when (monotonic us).
+ * @raise_at_us: when the resident quotas are next raised (monotonic us).
+ * @freed_at_us, @freed_bytes: when the last period of the resident quotas'
+ *		budget started (monotonic us), and the guest's vmstat pgsteal
+ *		then (bytes).
  */
 struct damon_backend {
 	char *sysfs;
@@ -67,6 +85,9 @@ struct damon_backend {
 	struct vr_backend_stats cur;
 	gboolean have_cur;
 	uint64_t cur_at_us;
+	uint64_t raise_at_us;
+	uint64_t freed_at_us;
+	uint64_t freed_bytes;
 };
 
 static gboolean damon_probe(const struct vr_agent_paths *paths, GError **error)
@@ -145,6 +166,43 @@ static gboolean update_kdamond(struct damon_backend *b, const struct vr_damon_co
 	return stop_kdamond(b, error) && start_kdamond(b, cfg, error);
 }
 
+/* Did the guest free more since the last call than the resident quotas of
+ * @cfg allow? Starts the next period. FALSE when vmstat cannot be read. */
+static gboolean over_budget(struct damon_backend *b, const struct vr_damon_config *cfg,
+			    uint64_t now_us)
+{
+	g_autoptr(GError) local = NULL;
+	struct vr_vmstat_reclaim vmstat;
+	uint64_t freed, elapsed_us = now_us - MIN(now_us, b->freed_at_us);
+	gboolean over;
+
+	if (!vr_vmstat_reclaim_read(&b->paths, &vmstat, &local)) {
+		g_debug("damon: %s", local->message);
+		return FALSE;
+	}
+	freed = vr_vmstat_stolen_bytes(&vmstat);
+	over = b->freed_at_us &&
+	       vr_damon_config_over_budget(cfg, freed - MIN(freed, b->freed_bytes), elapsed_us);
+	b->freed_at_us = now_us;
+	b->freed_bytes = freed;
+	return over;
+}
+
+/* Raise @cfg's resident quotas by the guest's free memory now (@hold: keep
+ * them as they are). TRUE when one moved by more than a quarter; FALSE too
+ * when meminfo cannot be read (the quotas then stay the policy's sizes). */
+static gboolean charge_resident(struct damon_backend *b, struct vr_damon_config *cfg, gboolean hold)
+{
+	g_autoptr(GError) local = NULL;
+	struct vr_meminfo mi;
+
+	if (!vr_meminfo_read(&b->paths, &mi, &local)) {
+		g_debug("damon: resident quotas stay as the policy gives them: %s", local->message);
+		return FALSE;
+	}
+	return vr_damon_config_charge_resident(cfg, mi.mem_free_bytes, hold);
+}
+
 static gboolean damon_apply_policy(gpointer backend, const struct vr_policy *policy, GError **error)
 {
 	struct damon_backend *b = backend;
@@ -163,6 +221,8 @@ static gboolean damon_apply_policy(gpointer backend, const struct vr_policy *pol
 		g_prefix_error(error, "the policy cannot run on DAMON: ");
 		return FALSE;
 	}
+	charge_resident(b, cfg, FALSE);
+	over_budget(b, cfg, (uint64_t)g_get_monotonic_time()); /* a new period */
 	if (b->paused) {
 		/* resume() starts with it */
 		replace_config(b, g_steal_pointer(&cfg));
@@ -338,15 +398,43 @@ static gboolean damon_reclaim(gpointer backend, uint64_t bytes, uint64_t deadlin
 	return TRUE;
 }
 
+/* Follow the guest's free memory with the resident quotas, by a commit:
+ * only where a commit is served at once (update_kdamond()), since a
+ * restart would start the regions' ages over. */
+static void raise_resident_quotas(struct damon_backend *b, uint64_t now_us)
+{
+	g_autoptr(vr_damon_config) raised = NULL;
+	g_autoptr(GError) local = NULL;
+	gboolean hold;
+
+	if (may_be_deactivated(b->config))
+		return;
+	hold = over_budget(b, b->config, now_us);
+	raised = vr_damon_config_copy(b->config);
+	if (!charge_resident(b, raised, hold))
+		return;
+	if (!vr_damon_sysfs_commit(&b->paths, raised, &b->caps, &local)) {
+		g_warning("damon: cannot commit the resident quotas: %s", local->message);
+		return;
+	}
+	g_debug("damon: resident quotas %s", hold ? "back to the policy's sizes: the guest "
+						    "freed more than they allow" :
+						    "raised by the guest's free memory");
+	replace_config(b, g_steal_pointer(&raised));
+}
+
 static uint64_t damon_tick(gpointer backend, uint64_t now_us)
 {
 	struct damon_backend *b = backend;
 	g_autoptr(GError) local = NULL;
 	gboolean off = FALSE;
 
-	(void)now_us;
 	if (!b->running)
 		return DAMON_TICK_US;
+	if (now_us >= b->raise_at_us) {
+		raise_resident_quotas(b, now_us);
+		b->raise_at_us = now_us + RESIDENT_QUOTA_PERIOD_US;
+	}
 	if (!vr_damon_sysfs_is_off(&b->paths, &off, &local)) {
 		g_debug("damon: %s", local->message);
 	} else if (off) {
@@ -355,7 +443,7 @@ static uint64_t damon_tick(gpointer backend, uint64_t now_us)
 			  "the next policy");
 		b->running = FALSE;
 	}
-	return DAMON_TICK_US;
+	return MIN(DAMON_TICK_US, b->raise_at_us - now_us);
 }
 
 /* Do all schemes rest on their watermarks for sure (free memory above high

@@ -645,6 +645,85 @@ Test(damon_config, invalid_policy_is_refused)
 	config_fails(p, &caps, "monitoring", "an invalid monitoring attribute");
 }
 
+Test(damon_config, resident_quota_follows_free_memory)
+{
+	const uint64_t share = 64 * MIB;
+	const uint64_t cap = share * VR_DAMON_RESIDENT_QUOTA_MAX_SCALE;
+
+	cr_expect_eq(vr_damon_resident_quota_bytes(share, 0), share,
+		     "nothing free: the kernel's charge is the resident one");
+	cr_expect_eq(vr_damon_resident_quota_bytes(share, 300 * MIB), 364 * MIB,
+		     "the free memory goes first, the share after it");
+	cr_expect_eq(vr_damon_resident_quota_bytes(share, cap - share), cap);
+	cr_expect_eq(vr_damon_resident_quota_bytes(share, 4 * GIB), cap,
+		     "much free memory: at most the cap");
+	cr_expect_eq(vr_damon_resident_quota_bytes(0, GIB), 0, "no size quota stays none");
+	cr_expect_eq(vr_damon_resident_quota_bytes(10000, 5000), 12288,
+		     "whole pages (15000 -> 12288)");
+	cr_expect_eq(vr_damon_resident_quota_bytes(10000, 1000), 10000,
+		     "whole pages, never below the share");
+	cr_expect_eq(vr_damon_resident_quota_bytes(G_MAXUINT64 / 2, G_MAXUINT64), G_MAXUINT64,
+		     "saturates");
+}
+
+Test(damon_config, only_resident_quotas_are_raised)
+{
+	g_autoptr(vr_policy) p = profile("damon-reclaim-2021");
+	g_autoptr(vr_damon_config) cfg = NULL;
+	struct vr_scheme *sized = vr_scheme_copy(policy_scheme(p, 0));
+	const struct vr_damon_caps caps = VR_DAMON_CAPS_6_12;
+
+	g_free(sized->name);
+	sized->name = g_strdup("sized");
+	sized->quota.charge = VR_CHARGE_SIZE;
+	g_ptr_array_add(p->schemes, sized);
+	cfg = config_ok(p, &caps);
+	cr_assert_eq(cfg->schemes->len, 3);
+	cr_expect_eq(vr_damon_config_scheme(cfg, 0)->resident_quota_bytes, 0, "the stat scheme");
+	cr_expect_eq(vr_damon_config_scheme(cfg, 1)->resident_quota_bytes, GIB);
+	cr_expect_eq(vr_damon_config_scheme(cfg, 1)->quota_bytes, GIB, "as given until raised");
+	cr_expect_eq(vr_damon_config_scheme(cfg, 2)->resident_quota_bytes, 0,
+		     "a size-charged quota is the kernel's own");
+
+	cr_expect(vr_damon_config_charge_resident(cfg, 3 * GIB, FALSE), "1 -> 4 GiB is a move");
+	cr_expect_eq(vr_damon_config_scheme(cfg, 1)->quota_bytes, 4 * GIB);
+	cr_expect_eq(vr_damon_config_scheme(cfg, 2)->quota_bytes, GIB);
+	cr_expect_eq(vr_damon_config_scheme(cfg, 0)->quota_bytes, 0);
+	cr_expect_not(vr_damon_config_charge_resident(cfg, 3 * GIB, FALSE),
+		      "the same free memory moves nothing");
+	cr_expect_not(vr_damon_config_charge_resident(cfg, 3 * GIB + 512 * MIB, FALSE),
+		      "4 -> 4.5 GiB is within a quarter");
+	cr_expect_eq(vr_damon_config_scheme(cfg, 1)->quota_bytes, 4 * GIB + 512 * MIB, "still set");
+	cr_expect(vr_damon_config_charge_resident(cfg, 3 * GIB, TRUE),
+		  "held: back to the resident quota");
+	cr_expect_eq(vr_damon_config_scheme(cfg, 1)->quota_bytes, GIB);
+	cr_expect_eq(vr_damon_config_scheme(cfg, 2)->quota_bytes, GIB);
+}
+
+Test(damon_config, budget_of_the_resident_quotas)
+{
+	g_autoptr(vr_policy) p = profile("damon-reclaim-2021");
+	g_autoptr(vr_damon_config) cfg = NULL;
+	const struct vr_damon_caps caps = VR_DAMON_CAPS_6_12;
+	const uint64_t s5 = 5 * G_USEC_PER_SEC;
+
+	policy_scheme(p, 0)->quota.sz = 64 * MIB; /* per 1000 ms */
+	cfg = config_ok(p, &caps);
+	cr_expect_not(vr_damon_config_over_budget(cfg, 320 * MIB, s5), "5 windows of 64 MiB");
+	cr_expect(vr_damon_config_over_budget(cfg, 320 * MIB + 1, s5));
+	cr_expect(vr_damon_config_over_budget(cfg, 1, 0), "no time, no budget");
+	policy_scheme(p, 0)->quota.reset_interval_ms = 2000;
+	g_clear_pointer(&cfg, vr_damon_config_free);
+	cfg = config_ok(p, &caps);
+	cr_expect_not(vr_damon_config_over_budget(cfg, 160 * MIB, s5), "2.5 windows");
+	cr_expect(vr_damon_config_over_budget(cfg, 161 * MIB, s5));
+	policy_scheme(p, 0)->quota.charge = VR_CHARGE_SIZE;
+	g_clear_pointer(&cfg, vr_damon_config_free);
+	cfg = config_ok(p, &caps);
+	cr_expect_not(vr_damon_config_over_budget(cfg, G_MAXUINT64, s5),
+		      "no resident quota: never over");
+}
+
 Test(damon_config, copy_is_deep)
 {
 	g_autoptr(vr_policy) p = profile(NULL);
@@ -1958,6 +2037,108 @@ Test(damon_backend, gated_kdamond_is_restarted_not_committed)
 	cr_expect_eq(st.sz_applied, 512 * KIB + 32 * KIB);
 	cr_expect_eq(st.qt_exceeds, 4);
 	cr_expect_eq(st.reclaimer_cpu_us, 2 * cpu_us);
+	vr_backend_damon.close(b);
+}
+
+static void put_meminfo(uint64_t total_kib, uint64_t free_kib)
+{
+	g_autofree char *text =
+		g_strdup_printf("MemTotal:       %" PRIu64 " kB\nMemFree:        %" PRIu64
+				" kB\nMemAvailable:   %" PRIu64 " kB\nSwapTotal:      0 kB\n"
+				"SwapFree:       0 kB\n",
+				total_kib, free_kib, free_kib);
+
+	tree_put(root, PROC "/meminfo", text);
+}
+
+/* The pageout scheme's quotas/bytes: the size quota the kernel charges. */
+static uint64_t pageout_quota_bytes(void)
+{
+	g_autofree char *text = tree_get(root, SCHEMES "/1/quotas/bytes");
+
+	return g_ascii_strtoull(text, NULL, 10);
+}
+
+static void put_vmstat(uint64_t pgsteal_pages)
+{
+	g_autofree char *text = g_strdup_printf(
+		"pswpout 0\npgsteal_anon %" PRIu64 "\npgsteal_file 0\n", pgsteal_pages);
+
+	tree_put(root, PROC "/vmstat", text);
+}
+
+/* A fleet share charges resident memory: the kernel gets it plus the
+ * guest's free memory, at the start and, by a commit, when the free memory
+ * moved it by more than a quarter; a small move commits nothing; a period
+ * in which the guest freed more than the share allows puts it back. */
+Test(damon_backend, resident_quota_follows_free_memory)
+{
+	g_autoptr(vr_policy) p = profile_always_active("damon-reclaim-2021");
+	const uint64_t total_kib = 4 * 1024 * 1024;
+	const uint64_t t0 = G_MAXINT64 / 2, s1 = G_USEC_PER_SEC;
+	const uint64_t mib_pages = MIB / 4096;
+	gpointer b;
+
+	policy_scheme(p, 0)->quota.sz = 64 * MIB;
+	make_tree(&skel_6_12);
+	put_meminfo(total_kib, 192 * 1024);
+	put_vmstat(0);
+	b = open_backend();
+	apply_ok(b, p);
+	cr_expect_eq(pageout_quota_bytes(), 256 * MIB, "64 MiB after the 192 MiB free");
+
+	vr_backend_damon.tick(b, t0); /* the first budget period starts */
+	tree_put(root, KD0 "/state", "");
+	put_meminfo(total_kib, 448 * 1024);
+	put_vmstat(100 * mib_pages);
+	vr_backend_damon.tick(b, t0 + 10 * s1);
+	tree_expect(root, KD0 "/state", "commit");
+	cr_expect_eq(pageout_quota_bytes(), 512 * MIB, "100 of 640 MiB in 10 s: within budget");
+
+	tree_put(root, KD0 "/state", "");
+	put_meminfo(total_kib, 480 * 1024);
+	vr_backend_damon.tick(b, t0 + 20 * s1);
+	tree_expect(root, KD0 "/state", "");
+	cr_expect_eq(pageout_quota_bytes(), 512 * MIB, "a move within a quarter commits nothing");
+
+	put_meminfo(total_kib, 4 * 1024 * 1024);
+	vr_backend_damon.tick(b, t0 + 21 * s1);
+	tree_expect(root, KD0 "/state", "");
+	cr_expect_eq(pageout_quota_bytes(), 512 * MIB, "not before the rescale period");
+
+	put_vmstat(800 * mib_pages);
+	vr_backend_damon.tick(b, t0 + 30 * s1);
+	tree_expect(root, KD0 "/state", "commit");
+	cr_expect_eq(pageout_quota_bytes(), 64 * MIB,
+		     "700 MiB freed in 10 s is over 640: the policy's share");
+
+	tree_put(root, KD0 "/state", "");
+	vr_backend_damon.tick(b, t0 + 40 * s1);
+	tree_expect(root, KD0 "/state", "commit");
+	cr_expect_eq(pageout_quota_bytes(), 1024 * MIB,
+		     "a period within budget: the cap, 16 x 64 MiB");
+	vr_backend_damon.close(b);
+}
+
+/* A kdamond its watermarks may deactivate would not serve a commit: its
+ * quota is raised when the policy is applied, and stays. */
+Test(damon_backend, gated_quota_is_raised_only_when_applied)
+{
+	g_autoptr(vr_policy) p = profile("damon-reclaim-2021");
+	const uint64_t total_kib = 4 * 1024 * 1024;
+	gpointer b;
+
+	policy_scheme(p, 0)->quota.sz = 64 * MIB;
+	make_tree(&skel_6_12);
+	put_meminfo(total_kib, 64 * 1024);
+	b = open_backend();
+	apply_ok(b, p);
+	cr_expect_eq(pageout_quota_bytes(), 128 * MIB);
+	tree_put(root, KD0 "/state", "");
+	put_meminfo(total_kib, 512 * 1024);
+	vr_backend_damon.tick(b, G_MAXINT64 / 2);
+	tree_expect(root, KD0 "/state", "");
+	cr_expect_eq(pageout_quota_bytes(), 128 * MIB);
 	vr_backend_damon.close(b);
 }
 
