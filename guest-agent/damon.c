@@ -206,7 +206,6 @@ static gboolean charge_resident(struct damon_backend *b, struct vr_damon_config 
 static gboolean damon_apply_policy(gpointer backend, const struct vr_policy *policy, GError **error)
 {
 	struct damon_backend *b = backend;
-	const uint64_t now_us = (uint64_t)g_get_monotonic_time();
 	g_autoptr(GArray) ram = NULL;
 	g_autoptr(vr_damon_config) cfg = NULL;
 
@@ -222,16 +221,8 @@ static gboolean damon_apply_policy(gpointer backend, const struct vr_policy *pol
 		g_prefix_error(error, "the policy cannot run on DAMON: ");
 		return FALSE;
 	}
-	/* A kdamond that takes commits starts on the policy's sizes and gets
-	 * them raised one period later (damon_tick()): its first windows then
-	 * page out no more than a share while the kernel measures the
-	 * throughput its time quota converts with (with none yet it assumes
-	 * 4 MiB/ms, and one window of a raised quota kept the kdamond, and
-	 * every sysfs command of the agent, busy for seconds). One that takes
-	 * none gets them raised now, for good. */
-	charge_resident(b, cfg, !may_be_deactivated(cfg));
-	over_budget(b, cfg, now_us); /* a new period */
-	b->raise_at_us = now_us + RESIDENT_QUOTA_PERIOD_US;
+	charge_resident(b, cfg, FALSE);
+	over_budget(b, cfg, (uint64_t)g_get_monotonic_time()); /* a new period */
 	if (b->paused) {
 		/* resume() starts with it */
 		replace_config(b, g_steal_pointer(&cfg));
