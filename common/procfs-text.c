@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Parsers of procfs texts ("Name: N kB" lists, /proc/meminfo, memory PSI):
- * see procfs-text.h.
+ * Parsers of procfs texts ("Name: N kB" lists, /proc/meminfo, memory PSI,
+ * /proc/buddyinfo): see procfs-text.h.
  */
 #include "procfs-text.h"
 
@@ -234,5 +234,163 @@ gboolean vr_psi_parse(const char *text, struct vr_psi_memory *out, GError **erro
 	    !parse_psi_line(lines[1], "full", &m.full, error))
 		return FALSE;
 	*out = m;
+	return TRUE;
+}
+
+/* ---- /proc/buddyinfo ---- */
+
+/* Longest token an error message quotes, bytes. */
+#define BUDDYINFO_QUOTE_MAX 32
+
+/* Is @s one or more decimal digits and nothing else? */
+static gboolean is_decimal(const char *s)
+{
+	return *s && s[strspn(s, "0123456789")] == '\0';
+}
+
+/* A zone name: a letter, then letters, digits or '_' ("DMA32", "Normal"). */
+static gboolean is_zone_name(const char *s)
+{
+	if (!g_ascii_isalpha(*s))
+		return FALSE;
+	for (s++; *s; s++)
+		if (!g_ascii_isalnum(*s) && *s != '_')
+			return FALSE;
+	return TRUE;
+}
+
+/* Token @i of @tokens, or "" past the end. */
+static const char *token(GPtrArray *tokens, guint i)
+{
+	return i < tokens->len ? g_ptr_array_index(tokens, i) : "";
+}
+
+/* "Node N," "zone" NAME: FALSE with @error naming line @nr and the token. */
+static gboolean parse_zone_head(GPtrArray *tokens, guint nr, GError **error)
+{
+	const char *node = token(tokens, 1);
+	size_t node_len = strlen(node);
+	g_autofree char *number = g_strndup(node, node_len ? node_len - 1 : 0);
+
+	if (strcmp(token(tokens, 0), "Node") != 0) {
+		g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+			    "line %u: expected 'Node', got '%.*s'", nr, BUDDYINFO_QUOTE_MAX,
+			    token(tokens, 0));
+		return FALSE;
+	}
+	if (!node_len || node[node_len - 1] != ',' || !is_decimal(number) ||
+	    !g_ascii_string_to_unsigned(number, 10, 0, G_MAXINT32, NULL, NULL)) {
+		g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+			    "line %u: expected a node number and a comma after 'Node', got '%.*s'",
+			    nr, BUDDYINFO_QUOTE_MAX, node);
+		return FALSE;
+	}
+	if (strcmp(token(tokens, 2), "zone") != 0) {
+		g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+			    "line %u: expected 'zone' after 'Node %s', got '%.*s'", nr, node,
+			    BUDDYINFO_QUOTE_MAX, token(tokens, 2));
+		return FALSE;
+	}
+	if (!is_zone_name(token(tokens, 3))) {
+		g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+			    "line %u: expected a zone name after 'zone', got '%.*s'", nr,
+			    BUDDYINFO_QUOTE_MAX, token(tokens, 3));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Line @nr of /proc/buddyinfo: add its free bytes in blocks of @min_order
+ * and larger to *@total. */
+static gboolean parse_buddyinfo_line(const char *line, guint nr, guint min_order,
+				     uint64_t page_size, uint64_t *total, GError **error)
+{
+	g_auto(GStrv) parts = g_strsplit_set(line, " \t", -1);
+	g_autoptr(GPtrArray) tokens = g_ptr_array_new();
+	const char *zone;
+	guint nr_counts;
+
+	for (char **p = parts; *p; p++)
+		if (**p)
+			g_ptr_array_add(tokens, *p);
+	if (!tokens->len) {
+		g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+			    "line %u is empty", nr);
+		return FALSE;
+	}
+	if (!parse_zone_head(tokens, nr, error))
+		return FALSE;
+	zone = token(tokens, 3);
+	nr_counts = tokens->len - 4;
+	if (nr_counts < 1 || nr_counts > VR_BUDDYINFO_MAX_ORDERS) {
+		g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+			    "line %u (zone %.*s): %u counts, expected 1..%d (one per order)", nr,
+			    BUDDYINFO_QUOTE_MAX, zone, nr_counts, VR_BUDDYINFO_MAX_ORDERS);
+		return FALSE;
+	}
+	for (guint order = 0; order < nr_counts; order++) {
+		const char *count = token(tokens, 4 + order);
+		guint64 blocks, bytes;
+
+		if (!is_decimal(count)) {
+			g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+				    "line %u (zone %.*s): the count of order %u is '%.*s', not a "
+				    "decimal number",
+				    nr, BUDDYINFO_QUOTE_MAX, zone, order, BUDDYINFO_QUOTE_MAX,
+				    count);
+			return FALSE;
+		}
+		if (!g_ascii_string_to_unsigned(count, 10, 0, G_MAXUINT64, &blocks, NULL)) {
+			g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+				    "line %u (zone %.*s): the count of order %u, '%.*s', does not "
+				    "fit 64 bits",
+				    nr, BUDDYINFO_QUOTE_MAX, zone, order, BUDDYINFO_QUOTE_MAX,
+				    count);
+			return FALSE;
+		}
+		if (order < min_order)
+			continue;
+		if (!g_uint64_checked_mul(&bytes, blocks, page_size) ||
+		    !g_uint64_checked_mul(&bytes, bytes, G_GUINT64_CONSTANT(1) << order) ||
+		    !g_uint64_checked_add(total, *total, bytes)) {
+			g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+				    "line %u (zone %.*s): %s free blocks of order %u take the free "
+				    "bytes beyond 64 bits",
+				    nr, BUDDYINFO_QUOTE_MAX, zone, count, order);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+gboolean vr_buddyinfo_parse(const char *text, guint min_order, uint64_t page_size,
+			    uint64_t *free_bytes, GError **error)
+{
+	g_auto(GStrv) lines = NULL;
+	uint64_t total = 0;
+	guint nr = 0;
+
+	g_return_val_if_fail(page_size > 0, FALSE);
+	if (!*text) {
+		g_set_error_literal(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+				    "the text is empty: no 'Node N, zone NAME' line");
+		return FALSE;
+	}
+	/* Count the lines before splitting: a hostile text is not split whole.
+	 * A line ends at a newline or at the end of the text. */
+	for (const char *p = text; *p && nr <= VR_BUDDYINFO_MAX_LINES; p++)
+		if (*p == '\n' || !p[1])
+			nr++;
+	if (nr > VR_BUDDYINFO_MAX_LINES) {
+		g_set_error(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID,
+			    "more than %d lines (one per zone of each node)",
+			    VR_BUDDYINFO_MAX_LINES);
+		return FALSE;
+	}
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; i < nr; i++)
+		if (!parse_buddyinfo_line(lines[i], i + 1, min_order, page_size, &total, error))
+			return FALSE;
+	*free_bytes = total;
 	return TRUE;
 }

@@ -2,8 +2,9 @@
 /*
  * Parsers of the procfs texts that the guest agent and the host daemon both
  * read: lists of "Name: N kB" fields (/proc/meminfo, /proc/<pid>/status,
- * /proc/<pid>/smaps_rollup), /proc/meminfo itself and memory pressure stall
- * information (/proc/pressure/memory). Text in, struct out: no I/O. Each
+ * /proc/<pid>/smaps_rollup), /proc/meminfo itself, memory pressure stall
+ * information (/proc/pressure/memory) and the free blocks of the buddy
+ * allocator (/proc/buddyinfo). Text in, struct out: no I/O. Each
  * parser is strict: a field that is missing, repeated, malformed or too
  * large is an error naming it, and a failed parse leaves the output alone.
  */
@@ -120,3 +121,39 @@ struct vr_psi_memory {
  * naming the line and field) otherwise.
  */
 gboolean vr_psi_parse(const char *text, struct vr_psi_memory *out, GError **error);
+
+/* Most orders (counts) a /proc/buddyinfo line may have: MAX_PAGE_ORDER + 1,
+ * which is 11 on x86 and at most 16 on any kernel. */
+#define VR_BUDDYINFO_MAX_ORDERS 16
+
+/* Most lines vr_buddyinfo_parse() takes: one per zone of each NUMA node. */
+#define VR_BUDDYINFO_MAX_LINES 1024
+
+/**
+ * vr_buddyinfo_parse() - the free memory in free blocks of @min_order pages
+ * and larger, from the text of /proc/buddyinfo:
+ *
+ *   Node 0, zone      DMA      1      0      1      0      2      1 ...
+ *   Node 0, zone    DMA32    325    284    178    112     52     23 ...
+ *
+ * Each line is "Node N, zone NAME" (N decimal, NAME a letter then letters,
+ * digits or '_') then 1..VR_BUDDYINFO_MAX_ORDERS decimal counts separated
+ * by spaces or tabs: count i is the number of free blocks of 2^i pages in
+ * that zone. At most VR_BUDDYINFO_MAX_LINES lines; a last newline is
+ * optional. Every count is checked, whatever @min_order; a @min_order above
+ * the counts of a line counts nothing of it. Pure.
+ * @text:	the file's text.
+ * @min_order:	the smallest block order counted (free page reporting's
+ *		page_reporting_order).
+ * @page_size:	the kernel's page size, bytes (> 0).
+ * @free_bytes:	set to the sum over all nodes and zones of count i times
+ *		2^i pages of @page_size bytes, for each i >= @min_order.
+ * Return: FALSE with @error (VR_PROCFS_TEXT_ERROR_INVALID, naming the line
+ * number and what it held) when the text is empty, has too many lines, a
+ * line is malformed, has no or too many counts, a count is not decimal or
+ * does not fit 64 bits, or the sum does not fit 64 bits of bytes (an error,
+ * not a saturation: no machine has that much memory, so the text is
+ * corrupt); @free_bytes is then unchanged.
+ */
+gboolean vr_buddyinfo_parse(const char *text, guint min_order, uint64_t page_size,
+			    uint64_t *free_bytes, GError **error);

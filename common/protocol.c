@@ -283,11 +283,16 @@ static gboolean hello_validate(const struct vr_proto_hello *h, const char *path,
 }
 
 /* The integer members of the STATS object, in wire order after backend and
- * paused. @optional: added after version 1 shipped, so absent reads as 0. */
+ * paused. @optional: added after version 1 shipped, so absent reads as 0.
+ * @has_offset: for a member sent only when known, the offset of its
+ * presence flag (a gboolean has_<member>): absent from the wire when the
+ * flag is FALSE, and the decoder sets the flag to whether it was there;
+ * 0 for the others (offset 0 is backend, never a flag). */
 struct stats_field {
 	const char *name;
 	size_t offset;
 	bool optional;
+	size_t has_offset;
 };
 
 #define STAT(m)                                                                                    \
@@ -300,12 +305,29 @@ struct stats_field {
 		.name = #m, .offset = offsetof(struct vr_agent_stats, m), .optional = true         \
 	}
 
+#define STAT_IF_KNOWN(m)                                                                           \
+	{                                                                                          \
+		.name = #m, .offset = offsetof(struct vr_agent_stats, m), .optional = true,        \
+		.has_offset = offsetof(struct vr_agent_stats, has_##m)                             \
+	}
+
 static const struct stats_field stats_fields[] = {
-	STAT(uptime_ms),	STAT(nr_tried),	       STAT(sz_tried),
-	STAT(nr_applied),	STAT(sz_applied),      STAT(qt_exceeds),
-	STAT(reclaimer_cpu_us), STAT(agent_cpu_us),    STAT(compactions),
-	STAT(reclaimed_bytes),	STAT(mem_total_bytes), STAT(mem_free_bytes),
-	STAT(swap_total_bytes), STAT(swap_free_bytes), STAT_OPTIONAL(swap_cache_release_bytes),
+	STAT(uptime_ms),
+	STAT(nr_tried),
+	STAT(sz_tried),
+	STAT(nr_applied),
+	STAT(sz_applied),
+	STAT(qt_exceeds),
+	STAT(reclaimer_cpu_us),
+	STAT(agent_cpu_us),
+	STAT(compactions),
+	STAT(reclaimed_bytes),
+	STAT(mem_total_bytes),
+	STAT(mem_free_bytes),
+	STAT(swap_total_bytes),
+	STAT(swap_free_bytes),
+	STAT_OPTIONAL(swap_cache_release_bytes),
+	STAT_IF_KNOWN(reportable_free_bytes),
 };
 
 static uint64_t *stats_field_ptr(struct vr_agent_stats *s, const struct stats_field *f)
@@ -316,6 +338,18 @@ static uint64_t *stats_field_ptr(struct vr_agent_stats *s, const struct stats_fi
 static uint64_t stats_field_get(const struct vr_agent_stats *s, const struct stats_field *f)
 {
 	return *(const uint64_t *)((const char *)s + f->offset);
+}
+
+/* The presence flag of @f in @s, or NULL for a member always sent. */
+static gboolean *stats_field_has(struct vr_agent_stats *s, const struct stats_field *f)
+{
+	return f->has_offset ? (gboolean *)(void *)((char *)s + f->has_offset) : NULL;
+}
+
+/* Is @f on the wire for @s? */
+static bool stats_field_sent(const struct vr_agent_stats *s, const struct stats_field *f)
+{
+	return !f->has_offset || *(const gboolean *)(const void *)((const char *)s + f->has_offset);
 }
 
 static gboolean stats_validate(const struct vr_agent_stats *s, const char *path, GError **error)
@@ -1079,7 +1113,8 @@ static struct json_object *stats_to_json(const struct vr_agent_stats *s)
 	json_object_object_add(obj, "backend", json_object_new_string(s->backend));
 	json_object_object_add(obj, "paused", json_object_new_boolean(s->paused != 0));
 	for (guint i = 0; i < G_N_ELEMENTS(stats_fields); i++)
-		add_uint(obj, stats_fields[i].name, stats_field_get(s, &stats_fields[i]));
+		if (stats_field_sent(s, &stats_fields[i]))
+			add_uint(obj, stats_fields[i].name, stats_field_get(s, &stats_fields[i]));
 	json_object_object_add(obj, "free_page_reporting",
 			       json_object_new_boolean(s->free_page_reporting != 0));
 	return obj;
@@ -1233,9 +1268,13 @@ static gboolean read_stats(const struct decoder *dec, struct json_object *v, con
 		return FALSE;
 	for (guint i = 0; i < G_N_ELEMENTS(stats_fields); i++) {
 		const struct stats_field *f = &stats_fields[i];
+		gboolean *has = stats_field_has(s, f);
+		gboolean present = json_object_object_get_ex(v, f->name, NULL);
 
 		*stats_field_ptr(s, f) = 0;
-		if (f->optional && !json_object_object_get_ex(v, f->name, NULL))
+		if (has)
+			*has = present;
+		if (f->optional && !present)
 			continue;
 		if (!read_uint_member(dec, v, path, f->name, 0, VR_PROTO_MAX_INT,
 				      stats_field_ptr(s, f), error))

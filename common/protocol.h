@@ -282,6 +282,14 @@ struct vr_proto_hello {
  *			the policy's pageout wrote to swap but left resident
  *			(docs/agent.md). Optional on the wire: agents before it
  *			send none, read as 0.
+ * @has_reportable_free_bytes: whether @reportable_free_bytes is known; on
+ *			the wire the member is present exactly when it is.
+ * @reportable_free_bytes: the guest's free memory in buddy blocks of at
+ *			least the reporting order, in bytes (/proc/buddyinfo):
+ *			what free page reporting hands (or handed) to the host;
+ *			free memory in smaller blocks stays with the guest.
+ *			Known only while free page reporting is active and its
+ *			order known; 0 when not known.
  * @mem_total_bytes, @mem_free_bytes: the guest's memory and its free part
  *			(free <= total), in bytes.
  * @swap_total_bytes, @swap_free_bytes: the same for swap.
@@ -301,6 +309,8 @@ struct vr_agent_stats {
 	uint64_t compactions;
 	uint64_t reclaimed_bytes;
 	uint64_t swap_cache_release_bytes;
+	gboolean has_reportable_free_bytes;
+	uint64_t reportable_free_bytes;
 	uint64_t mem_total_bytes;
 	uint64_t mem_free_bytes;
 	uint64_t swap_total_bytes;

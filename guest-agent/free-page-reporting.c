@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernel-file.h"
+#include "procfs-text.h"
 
 /* Adds the sentence @fmt to @reasons ("; "-separated). */
 G_GNUC_PRINTF(2, 3)
@@ -196,6 +197,23 @@ gboolean vr_free_page_reporting_set_order(const struct vr_agent_paths *paths, in
 	}
 	if (!vr_kfile_write_u64(path, (uint64_t)order, error)) {
 		g_prefix_error(error, "cannot set the reporting order: ");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean vr_reportable_free_read(const struct vr_agent_paths *paths, guint order,
+				 uint64_t page_size, uint64_t *bytes, GError **error)
+{
+	g_autofree char *path = g_build_filename(paths->procfs, "buddyinfo", NULL);
+	g_autofree char *text = vr_kfile_read(path, VR_BUDDYINFO_MAX_BYTES, error);
+	g_autoptr(GError) parse_error = NULL;
+
+	if (!text)
+		return FALSE;
+	if (!vr_buddyinfo_parse(text, order, page_size, bytes, &parse_error)) {
+		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID, "%s: %s", path,
+			    parse_error->message);
 		return FALSE;
 	}
 	return TRUE;

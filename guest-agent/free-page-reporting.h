@@ -16,6 +16,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "backend.h"
 
@@ -80,6 +81,26 @@ bool vr_free_page_reporting_probe(const struct vr_agent_paths *paths,
  */
 gboolean vr_free_page_reporting_set_order(const struct vr_agent_paths *paths, int order,
 					  int *previous, GError **error);
+
+/* Most bytes of /proc/buddyinfo read: about 100 bytes a zone, and even
+ * VR_BUDDYINFO_MAX_LINES lines of 16 counts of 20 digits fit. */
+#define VR_BUDDYINFO_MAX_BYTES (512 * 1024)
+
+/**
+ * vr_reportable_free_read() - the guest's free memory that free page
+ * reporting hands (or has handed) to the host: the bytes in free buddy
+ * blocks of @order pages and larger, summed over the nodes and zones of
+ * @paths->procfs/buddyinfo (vr_buddyinfo_parse()). Free memory in smaller
+ * blocks never reaches the host.
+ * @order:	the reporting order (struct vr_free_page_reporting.order).
+ * @page_size:	the guest kernel's page size, bytes (> 0).
+ * @bytes:	set to that memory, bytes.
+ * Return: FALSE with @error naming the file: the reading error, or
+ * VR_AGENT_ERROR_INVALID with the parser's message (the line and the
+ * token); @bytes is then unchanged.
+ */
+gboolean vr_reportable_free_read(const struct vr_agent_paths *paths, guint order,
+				 uint64_t page_size, uint64_t *bytes, GError **error);
 
 /**
  * vr_kernel_release() - the running kernel's release (`uname -r`), the

@@ -8,6 +8,7 @@
 
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "meminfo.h"
@@ -19,6 +20,33 @@ static uint64_t agent_cpu_us(void)
 		return 0;
 	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * G_USEC_PER_SEC +
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* The page size of the guest kernel, bytes: what /proc/buddyinfo counts in. */
+static uint64_t page_size(void)
+{
+	long size = sysconf(_SC_PAGESIZE);
+
+	return size > 0 ? (uint64_t)size : 4096;
+}
+
+/* The stats' reportable_free_bytes: known only while free page reporting
+ * is active at a known order; a buddyinfo that cannot be read leaves it
+ * out of the stats, and the rest stands. */
+static void agent_read_reportable_free(struct vr_agent *agent, struct vr_agent_stats *out)
+{
+	g_autoptr(GError) error = NULL;
+	uint64_t bytes;
+
+	if (!agent->fpr.active || agent->fpr.order < 0)
+		return;
+	if (!vr_reportable_free_read(&agent->paths, (guint)agent->fpr.order, page_size(), &bytes,
+				     &error)) {
+		g_debug("reportable free memory unknown: %s", error->message);
+		return;
+	}
+	out->has_reportable_free_bytes = TRUE;
+	out->reportable_free_bytes = MIN(bytes, VR_PROTO_MAX_INT);
 }
 
 void vr_agent_read_stats(struct vr_agent *agent, struct vr_agent_stats *out)
@@ -68,6 +96,7 @@ void vr_agent_read_stats(struct vr_agent *agent, struct vr_agent_stats *out)
 	} else {
 		g_debug("%s", error->message);
 	}
+	agent_read_reportable_free(agent, out);
 }
 
 static char *serve_hello(struct vr_agent *agent, uint32_t id)

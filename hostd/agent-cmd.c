@@ -171,6 +171,8 @@ static void print_stats(const struct vr_agent_stats *s)
 	ROW(compactions);
 	ROW(reclaimed_bytes);
 	ROW(swap_cache_release_bytes);
+	if (s->has_reportable_free_bytes)
+		ROW(reportable_free_bytes);
 	ROW(mem_total_bytes);
 	ROW(mem_free_bytes);
 	ROW(swap_total_bytes);

@@ -463,6 +463,7 @@ static const struct field domain_fields[] = {
 	FIELD(vr_domain_status, rss_start_bytes, FIELD_U64, 0),
 	FIELD(vr_domain_status, rss_bytes, FIELD_U64, 0),
 	FIELD(vr_domain_status, swap_bytes, FIELD_U64, 0),
+	FIELD(vr_domain_status, reportable_free_bytes, FIELD_U64, 0),
 	FIELD(vr_domain_status, qt_exceeds, FIELD_U64, 0),
 	FIELD(vr_domain_status, cold_bytes, FIELD_U64, 0),
 	FIELD(vr_domain_status, daemon_cpu_us, FIELD_U64, 0),

@@ -86,6 +86,10 @@ enum vr_active_action {
  *		     managed, bytes.
  * @rss_bytes:	     the QEMU process's resident size now, bytes.
  * @swap_bytes:	     the QEMU process's swapped-out size now, bytes.
+ * @reportable_free_bytes: the guest's free memory in blocks that free page
+ *		     reporting hands to the host (its connected agent's last
+ *		     stats), bytes; 0 when not known (no agent connected or no
+ *		     stats yet, reporting not active, an older agent).
  * @qt_exceeds:	     how often its quota ran out (since managed).
  * @cold_bytes:	     bytes eligible as cold in its last access picture.
  * @daemon_cpu_us:   the daemon's CPU time spent on it, microseconds.
@@ -109,6 +113,7 @@ struct vr_domain_status {
 	uint64_t rss_start_bytes;
 	uint64_t rss_bytes;
 	uint64_t swap_bytes;
+	uint64_t reportable_free_bytes;
 	uint64_t qt_exceeds;
 	uint64_t cold_bytes;
 	uint64_t daemon_cpu_us;

@@ -221,6 +221,10 @@ void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *o
 	out->rss_start_bytes = d->rss_start_bytes;
 	out->rss_bytes = d->rss_bytes;
 	out->swap_bytes = d->swap_bytes;
+	/* A gauge: the last stats of an agent that is gone say nothing of now. */
+	if (d->has_stats && d->stats.has_reportable_free_bytes && d->session &&
+	    vr_agent_session_is_up(d->session))
+		out->reportable_free_bytes = d->stats.reportable_free_bytes;
 	out->qt_exceeds = d->has_stats ? d->stats.qt_exceeds : 0;
 	out->cold_bytes = d->cold_bytes;
 	out->daemon_cpu_us = d->cpu_us;

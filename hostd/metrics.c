@@ -60,6 +60,7 @@ enum domain_value {
 	DOMAIN_RSS,
 	DOMAIN_RSS_START,
 	DOMAIN_SWAP,
+	DOMAIN_REPORTABLE_FREE,
 	DOMAIN_RECLAIMED,
 	DOMAIN_SHARE,
 	DOMAIN_COLD,
@@ -93,6 +94,10 @@ static const struct domain_family domain_families[] = {
 	  DOMAIN_RSS_START },
 	{ "vreclaim_domain_swap_bytes", "gauge",
 	  "Swapped-out size of the domain's QEMU process, bytes.", DOMAIN_SWAP },
+	{ "vreclaim_domain_reportable_free_bytes", "gauge",
+	  "Free memory in the guest in blocks that free page reporting hands to the host, "
+	  "bytes; 0 when not known.",
+	  DOMAIN_REPORTABLE_FREE },
 	{ "vreclaim_domain_reclaimed_bytes_total", "counter",
 	  "Bytes reclaimed from the domain since it became managed.", DOMAIN_RECLAIMED },
 	{ "vreclaim_domain_share_bytes", "gauge",
@@ -130,6 +135,9 @@ static void domain_sample(GString *out, const struct domain_family *f,
 		break;
 	case DOMAIN_SWAP:
 		v = d->swap_bytes;
+		break;
+	case DOMAIN_REPORTABLE_FREE:
+		v = d->reportable_free_bytes;
 		break;
 	case DOMAIN_RECLAIMED:
 		v = d->reclaimed_bytes;

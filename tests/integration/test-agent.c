@@ -3,7 +3,8 @@
  * vreclaim-agent as a process, over its unix socket, on a fake guest: the
  * memcg backend on a fake cgroup and procfs tree (no DAMON in the tree, so
  * "auto" picks memcg, as in a guest kernel without DAMON). What the host
- * sees: hello, stats, policies, pause/resume, reclaim, reports; malformed
+ * sees: hello, stats (reportable free memory with a reporting balloon in
+ * the tree), policies, pause/resume, reclaim, reports; malformed
  * and hostile lines get error replies and the agent keeps serving; a host
  * that goes away and comes back is served again; SIGTERM ends it cleanly.
  *
@@ -33,6 +34,12 @@ static char *root; /* the fake guest: sys/, proc/, cgroup/ */
 static char *socket_path;
 static GPid agent_pid;
 
+/* Free blocks of order 9 and up: 3 of 2^9 pages and 126 of 2^10, 130560
+ * pages; of order 10 and up 129024 pages. */
+static const char fake_buddyinfo[] =
+	"Node 0, zone      DMA      1      0      1      0      2      1      1      0      1      1      3 \n"
+	"Node 0, zone    DMA32    325    284    178    112     52     23     13      7      4      2    123 \n";
+
 static void fake_guest(void)
 {
 	root = tree_new();
@@ -48,6 +55,7 @@ static void fake_guest(void)
 		 "nr_free_pages 150000\npswpin 7\npswpout 1000\n"
 		 "pgsteal_kswapd 900\npgsteal_file 500\n");
 	tree_put(root, "proc/sys/vm/compact_memory", "");
+	tree_put(root, "proc/buddyinfo", fake_buddyinfo);
 	tree_put(root, "cgroup/memory.reclaim", "");
 	tree_mkdir(root, "sys/bus/virtio/devices");
 	socket_path = g_build_filename(root, "agent.sock", NULL);
@@ -230,6 +238,89 @@ Test(agent, stats_come_from_the_guest_meminfo)
 	cr_expect_eq(s.mem_free_bytes, 600000ULL * 1024);
 	cr_expect_eq(s.swap_total_bytes, 524288ULL * 1024);
 	cr_expect_not(s.paused);
+}
+
+/* Give the fake guest a virtio balloon that negotiated free page reporting
+ * (feature bit 5), reporting at order @order, and restart the agent with
+ * @extra arguments: it probes for reporting at start. */
+static void restart_with_reporting(const char *order, const char *const *extra)
+{
+	char features[66];
+
+	memset(features, '0', 64);
+	features[5] = features[32] = '1';
+	features[64] = '\n';
+	features[65] = '\0';
+	stop_agent();
+	tree_put(root, "sys/bus/virtio/devices/virtio0/device", "0x0005\n");
+	tree_put(root, "sys/bus/virtio/devices/virtio0/features", features);
+	tree_symlink(root, "sys/bus/virtio/devices/virtio0/driver",
+		     "../../../../bus/virtio/drivers/virtio_balloon");
+	tree_put(root, "sys/module/page_reporting/parameters/page_reporting_order", order);
+	start_agent(extra);
+}
+
+Test(agent, no_reportable_free_bytes_without_free_page_reporting)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_agent_stats s = get_stats(c);
+
+	cr_expect_not(s.free_page_reporting, "the tree has no balloon");
+	cr_expect_not(
+		s.has_reportable_free_bytes,
+		"no reporting: nothing is handed to the host, so no figure (got %" G_GUINT64_FORMAT
+		")",
+		s.reportable_free_bytes);
+}
+
+Test(agent, reportable_free_bytes_count_the_blocks_of_the_reporting_order)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	restart_with_reporting("9\n", NULL);
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_agent_stats s = get_stats(c);
+	cr_assert(s.free_page_reporting, "the fake balloon reports");
+	cr_assert(s.has_reportable_free_bytes, "reporting is on at order 9: expected the member");
+	cr_expect_eq(s.reportable_free_bytes, 130560 * page,
+		     "blocks of order 9 and 10: expected %" G_GUINT64_FORMAT
+		     ", got %" G_GUINT64_FORMAT,
+		     130560 * page, s.reportable_free_bytes);
+	/* A gauge: each stats read reads buddyinfo again. */
+	tree_put(root, "proc/buddyinfo", "Node 0, zone Normal 5 0 0 0 0 0 0 0 0 2 1\n");
+	s = get_stats(c);
+	cr_expect_eq(s.reportable_free_bytes, (2 * 512 + 1024) * page,
+		     "after the guest's free memory changed, got %" G_GUINT64_FORMAT,
+		     s.reportable_free_bytes);
+}
+
+Test(agent, reportable_free_bytes_follow_the_reporting_order_set)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	restart_with_reporting("9\n", (const char *const[]){ "--reporting-order", "10", NULL });
+	g_autoptr(vr_agent_client) c = connect_agent();
+	struct vr_agent_stats s = get_stats(c);
+	cr_assert(s.has_reportable_free_bytes, "reporting is on at order 10: expected the member");
+	cr_expect_eq(s.reportable_free_bytes, 129024 * page,
+		     "only the blocks of order 10: expected %" G_GUINT64_FORMAT
+		     ", got %" G_GUINT64_FORMAT,
+		     129024 * page, s.reportable_free_bytes);
+}
+
+Test(agent, an_unreadable_buddyinfo_leaves_the_member_out_and_the_stats_whole)
+{
+	restart_with_reporting("9\n", NULL);
+	g_autoptr(vr_agent_client) c = connect_agent();
+	tree_put(root, "proc/buddyinfo", "Node 0, zone Normal 1 x\n");
+	struct vr_agent_stats s = get_stats(c);
+	cr_expect_not(s.has_reportable_free_bytes, "a malformed buddyinfo: no member");
+	cr_expect_eq(s.mem_total_bytes, 1000000ULL * 1024, "the rest of the stats stand");
+	tree_unlink(root, "proc/buddyinfo");
+	s = get_stats(c);
+	cr_expect_not(s.has_reportable_free_bytes, "no buddyinfo: no member");
+	cr_expect(s.free_page_reporting, "reporting is still on");
+	cr_expect_eq(s.mem_free_bytes, 600000ULL * 1024, "the rest of the stats stand");
 }
 
 Test(agent, malformed_lines_get_error_replies_and_the_agent_keeps_serving)

@@ -85,6 +85,7 @@ static GPtrArray *fleet_new(void)
 	a->rss_start_bytes = 2 * GIB + 512 * MIB;
 	a->rss_bytes = GIB + 512 * MIB;
 	a->swap_bytes = 3 * MIB;
+	a->reportable_free_bytes = 300 * MIB;
 	a->qt_exceeds = 3;
 	a->cold_bytes = 700 * MIB;
 	a->daemon_cpu_us = 1250000;
@@ -453,6 +454,8 @@ Test(wire, status_round_trips)
 	cr_assert(strstr(line, "\"agent_state\":\"connected\"") &&
 			  strstr(line, "\"action\":\"agent-reclaim\""),
 		  "enums by name: %s", line);
+	cr_assert(strstr(line, "\"reportable_free_bytes\":314572800,"), "reportable free: %s",
+		  line);
 	cr_assert(vr_control_decode_status_reply(line, strlen(line), &back, &d2, &err),
 		  "decode: %s", err ? err->message : "?");
 	cr_assert_eq(memcmp(&d, &d2, sizeof(d)), 0, "the daemon's status changed on the way");
@@ -551,6 +554,10 @@ static struct status_patch_case status_patch_cases[] = {
 	{ "a size beyond 64 bits", "domain0", "rss_bytes", "4242424242",
 	  "return.domains[0].rss_bytes" },
 	{ "a fraction", "domain0", "cold_bytes", "1.5", "return.domains[0].cold_bytes;1.5" },
+	{ "reportable free negative", "domain0", "reportable_free_bytes", "-1",
+	  "return.domains[0].reportable_free_bytes;-1" },
+	{ "no reportable free", "domain0", "reportable_free_bytes", "",
+	  "return.domains[0].reportable_free_bytes: missing" },
 	{ "priority above 100", "domain0", "priority", "101", "return.domains[0].priority;0..100" },
 	{ "managed: a string", "domain0", "managed", "'yes'",
 	  "return.domains[0].managed: expected a boolean" },

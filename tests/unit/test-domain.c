@@ -5,7 +5,8 @@
  * what the agent's policy freed: DAMON's sz_applied plus the swap cache the
  * agent freed after those pageouts' writes (swap_cache_release_bytes), not
  * the guest's whole vmstat count (reclaimed_bytes), which the guest's own
- * kswapd feeds too.
+ * kswapd feeds too. And what of the stats the status shows
+ * (vr_domain_fill_status()).
  *
  * Everything is pure: struct literals in, numbers out; sizes in MiB.
  */
@@ -14,6 +15,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "domain-status.h"
 #include "domain.h"
 #include "protocol.h"
 
@@ -120,4 +122,28 @@ Test(domain_account, a_counter_that_goes_back_without_a_restart_adds_nothing)
 	};
 
 	account(reports, G_N_ELEMENTS(reports));
+}
+
+TestSuite(domain_status, .description = "vr_domain_fill_status()");
+
+/* reportable_free_bytes is a gauge of the guest now: the last stats of an
+ * agent that is not connected (here: no session at all) do not show. */
+Test(domain_status, reportable_free_bytes_only_from_a_connected_agent)
+{
+	g_autoptr(vr_domain) d = vr_domain_new("00000000-0000-0000-0000-000000000001", "web1");
+	struct vr_agent_stats s = {
+		.backend = "damon",
+		.mem_total_bytes = 1024 * MIB,
+		.has_reportable_free_bytes = TRUE,
+		.reportable_free_bytes = 300 * MIB,
+		.qt_exceeds = 4,
+	};
+	struct vr_domain_status st;
+
+	vr_domain_account_stats(d, &s, FALSE);
+	vr_domain_fill_status(d, &st);
+	cr_assert_eq(st.qt_exceeds, 4, "the stats are kept (qt_exceeds shows)");
+	cr_assert_eq(st.reportable_free_bytes, 0,
+		     "no agent connected: expected 0 (not known), got %" G_GUINT64_FORMAT,
+		     st.reportable_free_bytes);
 }

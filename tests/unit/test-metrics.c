@@ -49,6 +49,7 @@ static GPtrArray *fleet_new(void)
 	a->reclaimed_bytes = GIB;
 	a->share_bytes = 64 * MIB;
 	a->cold_bytes = 700 * MIB;
+	a->reportable_free_bytes = 300 * MIB;
 	a->qt_exceeds = 3;
 	a->daemon_cpu_us = 1250000;
 	g_strlcpy(b->name, "db \"main\"\\prod\n2", sizeof(b->name));
@@ -114,6 +115,11 @@ static const char expected_text[] =
 	"# TYPE vreclaim_domain_swap_bytes gauge\n"
 	"vreclaim_domain_swap_bytes{domain=\"web1\"} 0\n"
 	"vreclaim_domain_swap_bytes{" DB "} 5242880\n"
+	"# HELP vreclaim_domain_reportable_free_bytes Free memory in the guest in blocks that free "
+	"page reporting hands to the host, bytes; 0 when not known.\n"
+	"# TYPE vreclaim_domain_reportable_free_bytes gauge\n"
+	"vreclaim_domain_reportable_free_bytes{domain=\"web1\"} 314572800\n"
+	"vreclaim_domain_reportable_free_bytes{" DB "} 0\n"
 	"# HELP vreclaim_domain_reclaimed_bytes_total Bytes reclaimed from the domain since it "
 	"became managed.\n"
 	"# TYPE vreclaim_domain_reclaimed_bytes_total counter\n"

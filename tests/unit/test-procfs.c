@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the procfs parsers of /proc/meminfo and /proc/pressure/memory
- * (common/procfs-text.c) and of the agent's readers of them
- * (guest-agent/meminfo.c, guest-agent/psi.c). Parsers are tested on text;
+ * Unit tests of the procfs parsers of /proc/meminfo, /proc/pressure/memory
+ * and /proc/buddyinfo (common/procfs-text.c) and of the agent's readers of
+ * them (guest-agent/meminfo.c, guest-agent/psi.c,
+ * guest-agent/free-page-reporting.c). Parsers are tested on text;
  * readers on a fake procfs in a temporary folder. Parameter structs hold no
  * pointers (Criterion re-executes the binary for each test).
  */
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "free-page-reporting.h"
 #include "meminfo.h"
 #include "psi.h"
 #include "test-fake-tree.h"
@@ -241,5 +243,189 @@ Test(psi, reads_from_procfs)
 	cr_assert(g_error_matches(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID) &&
 			  strstr(error->message, "pressure/memory"),
 		  "expected an invalid error naming the file, got: %s", error->message);
+	tree_rm(root);
+}
+
+/* ---- /proc/buddyinfo ---- */
+
+#define MIB (1024 * KIB)
+
+/* A /proc/buddyinfo of a two-node guest as the kernel prints it (a space
+ * after the last count), 11 orders. Free bytes with 4 KiB pages: orders
+ * 0..10 1938 MiB + 208 KiB, orders 9..10 1714 MiB, order 10 alone 1504 MiB. */
+static const char good_buddyinfo[] =
+	"Node 0, zone      DMA      1      0      1      0      2      1      1      0      1      1      3 \n"
+	"Node 0, zone    DMA32    325    284    178    112     52     23     13      7      4      2    123 \n"
+	"Node 0, zone   Normal   1024    512    256    128     64     32     16      8      4      2     50 \n"
+	"Node 1, zone   Normal     10     20     30     40     50     60     70     80     90    100    200 \n";
+
+TestSuite(buddyinfo, .description = "/proc/buddyinfo");
+
+/* vr_buddyinfo_parse() that must succeed. */
+static uint64_t buddy_ok(const char *text, guint min_order, uint64_t page_size)
+{
+	g_autoptr(GError) error = NULL;
+	uint64_t bytes = 77;
+
+	cr_assert(vr_buddyinfo_parse(text, min_order, page_size, &bytes, &error),
+		  "order %u: a good buddyinfo should parse: %s", min_order,
+		  error ? error->message : "");
+	return bytes;
+}
+
+Test(buddyinfo, sums_the_blocks_of_the_order_and_larger_over_nodes_and_zones)
+{
+	static const struct {
+		guint min_order;
+		uint64_t page_size, want;
+		const char *why;
+	} cases[] = {
+		{ 0, 4096, 2032353280, "every free page of every zone and node" },
+		{ 9, 4096, 1797259264, "105 blocks of 2 MiB and 376 of 4 MiB" },
+		{ 10, 4096, 1577058304, "376 blocks of 4 MiB" },
+		{ 11, 4096, 0, "order 11 is above the 11 counts (0..10): nothing" },
+		{ 16, 4096, 0, "far above the counts: nothing" },
+		{ G_MAXUINT, 4096, 0, "the largest order: nothing, no overflow of the shift" },
+		{ 0, 65536, 32517652480, "64 KiB pages: 16 times as much" },
+		{ 9, 65536, 28756148224, "64 KiB pages, order 9 and up" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		uint64_t got = buddy_ok(good_buddyinfo, cases[i].min_order, cases[i].page_size);
+
+		cr_assert_eq(got, cases[i].want,
+			     "order %u, %" PRIu64 "-byte pages (%s): expected %" PRIu64
+			     ", got %" PRIu64,
+			     cases[i].min_order, cases[i].page_size, cases[i].why, cases[i].want,
+			     got);
+	}
+}
+
+Test(buddyinfo, takes_zones_of_other_widths_tabs_and_no_last_newline)
+{
+	/* 16 counts (MAX_PAGE_ORDER 15), then a zone with 3: order 2 counts 1
+	 * block of 16 KiB from the first and 4 from the second (80 KiB); order
+	 * 15 one block of 128 MiB. */
+	const char text[] = "Node 0, zone Normal 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 1\n"
+			    "Node\t12,\tzone\tMovable_2\t7 0 4";
+
+	cr_assert_eq(buddy_ok(text, 2, 4096), 16 * KIB + 128 * MIB + 4 * 16 * KIB,
+		     "order 2 and up of both zones");
+	cr_assert_eq(buddy_ok(text, 3, 4096), 128 * MIB, "order 3 and up: the 128 MiB block");
+	cr_assert_eq(buddy_ok(text, 0, 4096), 7 * 4 * KIB + 16 * KIB + 128 * MIB + 4 * 16 * KIB,
+		     "every order of both zones");
+	cr_assert_eq(buddy_ok("Node 0, zone DMA 0\n", 0, 4096), 0, "no free memory is 0 bytes");
+}
+
+/* Bad texts: each must fail with a message naming every ';'-group of @words. */
+struct bad_buddyinfo {
+	char name[48];
+	char text[400];
+	guint min_order;
+	char words[64];
+};
+
+#define GOOD_LINE "Node 0, zone DMA 1 2 3\n"
+#define COUNTS_16 "1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+
+static struct bad_buddyinfo bad_buddyinfos[] = {
+	{ "empty", "", 9, "empty" },
+	{ "only a newline", "\n", 9, "line 1;empty" },
+	{ "an empty line inside", GOOD_LINE "\n" GOOD_LINE, 9, "line 2;empty" },
+	{ "no Node", "zone DMA 1 2 3\n", 9, "line 1;'zone'" },
+	{ "Node misspelt on line 2", GOOD_LINE "Nod 0, zone DMA 1\n", 9, "line 2;'Nod'" },
+	{ "node in lower case", "node 0, zone DMA 1\n", 9, "line 1;'node'" },
+	{ "no comma after the node", "Node 0 zone DMA 1\n", 9, "line 1;comma;'0'" },
+	{ "node not a number", "Node x, zone DMA 1\n", 9, "line 1;'x,'" },
+	{ "node negative", "Node -1, zone DMA 1\n", 9, "line 1;'-1,'" },
+	{ "only Node", "Node\n", 9, "line 1;node number" },
+	{ "no zone keyword", "Node 0, zon DMA 1\n", 9, "line 1;'zon'" },
+	{ "no zone name", "Node 0, zone\n", 9, "line 1;zone name" },
+	{ "zone name a number", "Node 0, zone 5 1 2\n", 9, "line 1;zone name;'5'" },
+	{ "no counts", "Node 0, zone DMA\n", 9, "line 1;DMA;0 counts" },
+	{ "17 counts", "Node 0, zone DMA " COUNTS_16 " 1\n", 9, "line 1;17 counts;1..16" },
+	{ "a count not a number", "Node 0, zone DMA 1 x 3\n", 9, "line 1;order 1;'x'" },
+	{ "a count negative", GOOD_LINE "Node 0, zone DMA32 1 2 -3\n", 0,
+	  "line 2;DMA32;order 2;'-3'" },
+	{ "a count with a plus", "Node 0, zone DMA +1\n", 0, "line 1;order 0;'+1'" },
+	{ "a count in hex", "Node 0, zone DMA 0x10\n", 0, "line 1;'0x10'" },
+	{ "a count with a fraction", "Node 0, zone DMA 1.5\n", 0, "line 1;'1.5'" },
+	{ "a count glued to a word", "Node 0, zone DMA 12kB\n", 0, "line 1;'12kB'" },
+	{ "a count beyond 64 bits", "Node 0, zone DMA 18446744073709551616\n", 0,
+	  "line 1;order 0;18446744073709551616;64 bits" },
+	{ "beyond 64 bits below min_order: still checked",
+	  "Node 0, zone DMA 99999999999999999999 0\n", 9, "line 1;99999999999999999999;64 bits" },
+	{ "a count whose bytes overflow", "Node 0, zone DMA 0 4503599627370496\n", 0,
+	  "line 1;order 1;4503599627370496;64 bits" },
+	{ "a sum that overflows",
+	  "Node 0, zone DMA 2251799813685248\nNode 0, zone DMA32 "
+	  "2251799813685248\n",
+	  0, "line 2;DMA32;64 bits" },
+};
+
+ParameterizedTestParameters(buddyinfo, rejects)
+{
+	return cr_make_param_array(struct bad_buddyinfo, bad_buddyinfos,
+				   G_N_ELEMENTS(bad_buddyinfos));
+}
+
+ParameterizedTest(struct bad_buddyinfo *c, buddyinfo, rejects)
+{
+	g_autoptr(GError) error = NULL;
+	uint64_t bytes = 77;
+
+	cr_assert_not(vr_buddyinfo_parse(c->text, c->min_order, 4096, &bytes, &error),
+		      "%s: should be rejected", c->name);
+	cr_assert(g_error_matches(error, VR_PROCFS_TEXT_ERROR, VR_PROCFS_TEXT_ERROR_INVALID),
+		  "%s: expected VR_PROCFS_TEXT_ERROR_INVALID", c->name);
+	cr_assert(msg_has_all(error->message, c->words), "%s: the error should name %s, got: %s",
+		  c->name, c->words, error->message);
+	cr_assert_eq(bytes, 77, "%s: a failed parse must leave the output alone", c->name);
+}
+
+Test(buddyinfo, takes_1024_lines_and_refuses_more)
+{
+	g_autoptr(GString) text = g_string_new(NULL);
+	g_autoptr(GError) error = NULL;
+	uint64_t bytes = 77;
+
+	for (guint i = 0; i < VR_BUDDYINFO_MAX_LINES; i++)
+		g_string_append_printf(text, "Node %u, zone Normal 0 1\n", i);
+	cr_assert_eq(buddy_ok(text->str, 1, 4096), VR_BUDDYINFO_MAX_LINES * 8 * KIB,
+		     "1024 zones of one 8 KiB block each");
+	g_string_append(text, "Node 1024, zone Normal 0 1");
+	cr_assert_not(vr_buddyinfo_parse(text->str, 1, 4096, &bytes, &error),
+		      "1025 lines should be refused");
+	cr_assert(msg_has_all(error->message, "1024;lines"),
+		  "the error should name the limit, got: %s", error->message);
+	cr_assert_eq(bytes, 77, "a failed parse must leave the output alone");
+}
+
+Test(buddyinfo, reads_from_procfs)
+{
+	g_autofree char *root = tree_new();
+	struct vr_agent_paths paths = { root, root, root };
+	g_autoptr(GError) error = NULL;
+	uint64_t bytes = 77;
+
+	tree_put(root, "buddyinfo", good_buddyinfo);
+	cr_assert(vr_reportable_free_read(&paths, 9, 4096, &bytes, &error),
+		  "reading should work: %s", error ? error->message : "");
+	cr_assert_eq(bytes, 1797259264, "order 9 and up from the file, got %" PRIu64, bytes);
+	tree_put(root, "buddyinfo", GOOD_LINE "Node 0, zone DMA32 1 x\n");
+	cr_assert_not(vr_reportable_free_read(&paths, 9, 4096, &bytes, &error),
+		      "a bad file should fail");
+	cr_assert(g_error_matches(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID) &&
+			  strstr(error->message, "buddyinfo") &&
+			  msg_has_all(error->message, "line 2;'x'"),
+		  "expected an invalid error naming the file, the line and the token, got: %s",
+		  error->message);
+	cr_assert_eq(bytes, 1797259264, "a failed read must leave the output alone");
+	g_clear_error(&error);
+	tree_unlink(root, "buddyinfo");
+	cr_assert_not(vr_reportable_free_read(&paths, 9, 4096, &bytes, &error),
+		      "a missing file should fail");
+	cr_assert(strstr(error->message, root) && strstr(error->message, "buddyinfo"),
+		  "the error should name the path, got: %s", error->message);
 	tree_rm(root);
 }

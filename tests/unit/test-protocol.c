@@ -153,6 +153,10 @@ static void assert_stats_equal(const struct vr_agent_stats *got, const struct vr
 	EQ(what, "swap_free_bytes", got->swap_free_bytes, want->swap_free_bytes);
 	EQ(what, "swap_cache_release_bytes", got->swap_cache_release_bytes,
 	   want->swap_cache_release_bytes);
+	EQ(what, "has_reportable_free_bytes", !!got->has_reportable_free_bytes,
+	   !!want->has_reportable_free_bytes);
+	EQ(what, "reportable_free_bytes", got->reportable_free_bytes,
+	   want->has_reportable_free_bytes ? want->reportable_free_bytes : 0);
 	EQ(what, "free_page_reporting", !!got->free_page_reporting, !!want->free_page_reporting);
 }
 
@@ -215,6 +219,8 @@ static struct vr_agent_stats sample_stats(void)
 		.swap_total_bytes = 1ULL << 30,
 		.swap_free_bytes = 900ULL << 20,
 		.swap_cache_release_bytes = 24ULL << 20,
+		.has_reportable_free_bytes = TRUE,
+		.reportable_free_bytes = 512ULL << 20,
 		.free_page_reporting = TRUE,
 	};
 
@@ -834,6 +840,20 @@ static struct patch_case message_cases[] = {
 	  INV, 7, "return.swap_cache_release_bytes;string" },
 	{ "swap_cache_release_bytes given", REP_STATS, "return.swap_cache_release_bytes", "4096",
 	  NO_ERROR },
+	{ "reportable_free_bytes negative", REP_STATS, "return.reportable_free_bytes", "-1", INV, 7,
+	  "return.reportable_free_bytes;-1" },
+	{ "reportable_free_bytes a fraction", REP_STATS, "return.reportable_free_bytes",
+	  "2097152.5", INV, 7, "return.reportable_free_bytes;2097152.5" },
+	{ "reportable_free_bytes a string", REP_STATS, "return.reportable_free_bytes", "'2097152'",
+	  INV, 7, "return.reportable_free_bytes;string" },
+	{ "reportable_free_bytes null", REP_STATS, "return.reportable_free_bytes", "null", INV, 7,
+	  "return.reportable_free_bytes;null" },
+	{ "reportable_free_bytes above INT64_MAX", REP_STATS, "return.reportable_free_bytes",
+	  "9223372036854775808", INV, 7, "return.reportable_free_bytes;9223372036854775808" },
+	{ "reportable_free_bytes given", REP_STATS, "return.reportable_free_bytes", "2097152",
+	  NO_ERROR },
+	{ "report reportable_free_bytes negative", REPORT, "report.reportable_free_bytes", "-4096",
+	  INV, 0, "report.reportable_free_bytes;-4096" },
 	{ "reclaimed_bytes negative", REP_STATS, "return.reclaimed_bytes", "-4096", INV, 7,
 	  "return.reclaimed_bytes;-4096" },
 	{ "reclaimed_bytes above INT64_MAX", REP_STATS, "return.reclaimed_bytes",
@@ -1151,6 +1171,66 @@ Test(proto_reply, stats_and_report_round_trip)
 	}
 }
 
+/* reportable_free_bytes is on the wire exactly when it is known, and the
+ * decoder says whether it was there: absent is not 0. */
+Test(proto_reply, reportable_free_bytes_only_when_known)
+{
+	struct vr_agent_stats known = sample_stats();
+	struct vr_agent_stats zero = sample_stats();
+	struct vr_agent_stats unknown = sample_stats();
+	const struct {
+		const struct vr_agent_stats *stats;
+		const char *what;
+		gboolean on_wire;
+	} cases[] = {
+		{ &known, "known", TRUE },
+		{ &zero, "known to be 0", TRUE },
+		{ &unknown, "unknown", FALSE },
+	};
+
+	zero.reportable_free_bytes = 0;
+	unknown.has_reportable_free_bytes = FALSE;
+	unknown.reportable_free_bytes = 0;
+	for (guint i = 0; i < ARRAY_LEN(cases); i++) {
+		g_autofree char *stats = vr_proto_encode_stats(3, cases[i].stats);
+		g_autofree char *report = vr_proto_encode_report(5, cases[i].stats);
+		const char *lines[] = { stats, report };
+
+		for (guint j = 0; j < ARRAY_LEN(lines); j++) {
+			g_auto(vr_proto_message) msg = { 0 };
+
+			assert_line(lines[j], cases[i].what);
+			cr_assert_eq(strstr(lines[j], "\"reportable_free_bytes\":") != NULL,
+				     cases[i].on_wire, "%s: the member %s be on the wire: %s",
+				     cases[i].what, cases[i].on_wire ? "should" : "should not",
+				     lines[j]);
+			decode_message_ok(lines[j], j ? 0 : 3, VR_PROTO_GET_STATS, &msg,
+					  cases[i].what);
+			assert_stats_equal(&msg.stats, cases[i].stats, cases[i].what);
+		}
+	}
+}
+
+Test(proto_reply, reportable_free_bytes_decodes_with_its_flag)
+{
+	g_autofree char *with = patched(REP_STATS, "return.reportable_free_bytes", "2097152");
+	g_autofree char *without = patched(REP_STATS, "return.thp_collapsed", "5");
+	g_auto(vr_proto_message) m1 = { 0 };
+	/* A decoder must clear what a message held before, not keep it. */
+	g_auto(vr_proto_message) m2 = {
+		.stats = { .has_reportable_free_bytes = TRUE, .reportable_free_bytes = 99 },
+	};
+
+	decode_message_ok(with, 7, VR_PROTO_GET_STATS, &m1, "with the member");
+	cr_assert(m1.stats.has_reportable_free_bytes, "given: expected the flag set");
+	cr_assert_eq(m1.stats.reportable_free_bytes, 2097152,
+		     "given: expected 2097152, got %" G_GUINT64_FORMAT,
+		     (guint64)m1.stats.reportable_free_bytes);
+	decode_message_ok(without, 7, VR_PROTO_GET_STATS, &m2, "without the member");
+	cr_assert_not(m2.stats.has_reportable_free_bytes, "absent: expected the flag clear");
+	cr_assert_eq(m2.stats.reportable_free_bytes, 0, "absent: expected 0");
+}
+
 static struct vr_proto_regions regions_of(uint64_t sample, uint64_t aggr,
 					  const struct vr_agent_region *r, guint n)
 {
@@ -1258,7 +1338,8 @@ Test(proto_reply, wire_forms)
 		"'qt_exceeds':7,'reclaimer_cpu_us':1500000,'agent_cpu_us':250000,"
 		"'compactions':3,'reclaimed_bytes':629145600,'mem_total_bytes':4294967296,'mem_free_bytes':1073741824,"
 		"'swap_total_bytes':1073741824,'swap_free_bytes':943718400,"
-		"'swap_cache_release_bytes':25165824,'free_page_reporting':true,'seq':41}}\n");
+		"'swap_cache_release_bytes':25165824,'reportable_free_bytes':536870912,"
+		"'free_page_reporting':true,'seq':41}}\n");
 	g_autofree char *want_hello = dq("{'vreclaim':1,'id':1,'return':{'version':1,"
 					 "'agent':'0.1.0','kernel':'6.1.0-13-amd64',"
 					 "'backends':['damon','memcg'],'backend':'damon',"
