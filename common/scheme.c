@@ -24,6 +24,7 @@ static const char *const goal_metric_names[] = {
 	[VR_GOAL_USER_INPUT] = "user_input",
 	[VR_GOAL_SOME_MEM_PSI_US] = "some_mem_psi_us",
 	[VR_GOAL_FREE_MEM_RATE] = "free_mem_rate",
+	[VR_GOAL_REFAULT_BYTES] = "refault_bytes",
 };
 
 static const char *const wmark_metric_names[] = {

@@ -88,14 +88,21 @@ bool vr_access_pattern_match(const struct vr_access_pattern *p, const struct vr_
  * @VR_GOAL_SOME_MEM_PSI_US:	memory pressure stall (PSI "some") in us per
  *				quota window.
  * @VR_GOAL_FREE_MEM_RATE:	free memory per thousand of total.
+ * @VR_GOAL_REFAULT_BYTES:	bytes read back after reclaim (workingset
+ *				refaults: pages the workload touched again
+ *				after they were paged out or dropped) per
+ *				quota window: the churn a reclaimer causes,
+ *				the brake's second signal beside memory PSI.
  */
 enum vr_goal_metric {
 	VR_GOAL_USER_INPUT,
 	VR_GOAL_SOME_MEM_PSI_US,
 	VR_GOAL_FREE_MEM_RATE,
+	VR_GOAL_REFAULT_BYTES,
 };
 
-/** vr_goal_metric_name() - "user_input", "some_mem_psi_us", "free_mem_rate". */
+/** vr_goal_metric_name() - "user_input", "some_mem_psi_us", "free_mem_rate",
+ * "refault_bytes". */
 const char *vr_goal_metric_name(enum vr_goal_metric metric);
 gboolean vr_goal_metric_from_name(const char *name, enum vr_goal_metric *metric);
 

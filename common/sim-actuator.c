@@ -23,8 +23,10 @@
  *		resident pages of any range are counted, and the page where
  *		a count is reached found, in O(log pages).
  * @nr_nonresident: pages not resident at @now_us.
- * @refaults_done: refaults that happened by @now_us (for the PSI metric).
+ * @refaults_done: refaults that happened by @now_us (for the PSI and
+ *		refault metrics).
  * @psi_read_refaults: @refaults_done at the previous read of the PSI metric.
+ * @refault_read_refaults: the same for the refault_bytes metric.
  * @checked_us:	per page: when a young filter last checked it (its
  *		accessed bit was cleared then); the run's start before the
  *		first check. Allocated at the first check (NULL until then).
@@ -44,6 +46,7 @@ struct vr_sim_reclaim {
 	uint64_t nr_nonresident;
 	uint64_t refaults_done;
 	uint64_t psi_read_refaults;
+	uint64_t refault_read_refaults;
 	uint64_t *checked_us;
 	struct vr_clock cpu_clock;
 	struct vr_sim_reclaim_stats stats;
@@ -446,6 +449,11 @@ static gboolean sim_metric_get(void *data, enum vr_metric_kind kind, int metric,
 	if (kind == VR_METRIC_GOAL && metric == VR_GOAL_SOME_MEM_PSI_US) {
 		*value = (r->refaults_done - r->psi_read_refaults) * r->params.refault_penalty_us;
 		r->psi_read_refaults = r->refaults_done;
+		return TRUE;
+	}
+	if (kind == VR_METRIC_GOAL && metric == VR_GOAL_REFAULT_BYTES) {
+		*value = (r->refaults_done - r->refault_read_refaults) * VR_PAGE_SIZE;
+		r->refault_read_refaults = r->refaults_done;
 		return TRUE;
 	}
 	g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID,

@@ -145,7 +145,8 @@ extern const struct vr_actuator_ops vr_sim_actuator_ops;
  * vr_sim_reclaim, borrowed. free_mem_rate (watermarks and goals): free
  * memory per thousand of the guest, free = guest size - resident bytes now;
  * some_mem_psi_us (goals): refault penalty time of the refaults that
- * happened since the previous read of this metric.
+ * happened since the previous read of this metric; refault_bytes (goals):
+ * those refaults' pages in bytes, since the previous read of this metric.
  */
 extern const struct vr_metric_ops vr_sim_metric_ops;
 

@@ -101,7 +101,9 @@ gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint6
 
 gboolean vr_vmstat_reclaim_parse(const char *vmstat, struct vr_vmstat_reclaim *out, GError **error)
 {
-	static const char *const counters[] = { "pswpout", "pgsteal_anon", "pgsteal_file" };
+	static const char *const counters[] = { "pswpout", "pgsteal_anon", "pgsteal_file",
+						"workingset_refault_anon",
+						"workingset_refault_file" };
 	uint64_t pages[G_N_ELEMENTS(counters)] = { 0 };
 	g_auto(GStrv) lines = g_strsplit(vmstat, "\n", -1);
 	for (guint i = 0; lines[i]; i++) {
@@ -125,6 +127,7 @@ gboolean vr_vmstat_reclaim_parse(const char *vmstat, struct vr_vmstat_reclaim *o
 		.pswpout_bytes = pages[0] * 4096,
 		.pgsteal_anon_bytes = pages[1] * 4096,
 		.pgsteal_file_bytes = pages[2] * 4096,
+		.refault_bytes = (pages[3] + pages[4]) * 4096,
 	};
 	return TRUE;
 }

@@ -134,11 +134,14 @@ gboolean vr_compact_release_swap_cache(const struct vr_agent_paths *paths, uint6
  * @pswpout_bytes:	written to swap.
  * @pgsteal_anon_bytes:	anonymous pages reclaimed (freed), swap cache included.
  * @pgsteal_file_bytes:	page-cache pages reclaimed.
+ * @refault_bytes:	reclaimed pages read back (workingset_refault_anon +
+ *			workingset_refault_file).
  */
 struct vr_vmstat_reclaim {
 	uint64_t pswpout_bytes;
 	uint64_t pgsteal_anon_bytes;
 	uint64_t pgsteal_file_bytes;
+	uint64_t refault_bytes;
 };
 
 /**

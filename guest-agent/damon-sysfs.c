@@ -92,6 +92,10 @@ static gboolean convert_goals(const struct vr_scheme *ps, guint i, const struct 
 		switch (goal->metric) {
 		case VR_GOAL_USER_INPUT:
 			break;
+		case VR_GOAL_REFAULT_BYTES:
+			/* no kernel metric: user_input, fed by the agent */
+			metric = vr_goal_metric_name(VR_GOAL_USER_INPUT);
+			break;
 		case VR_GOAL_SOME_MEM_PSI_US:
 			if (caps->has_goal_metric)
 				break;
@@ -105,7 +109,7 @@ static gboolean convert_goals(const struct vr_scheme *ps, guint i, const struct 
 			g_set_error(
 				error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
 				"schemes[%u] '%s': quota.goals[%u]: DAMON has no goal metric %s "
-				"(it offers user_input%s)",
+				"(it offers user_input, refault_bytes%s)",
 				i, ps->name, g, metric,
 				caps->has_goal_metric ? ", some_mem_psi_us" : "");
 			return FALSE;
@@ -113,7 +117,8 @@ static gboolean convert_goals(const struct vr_scheme *ps, guint i, const struct 
 		out->goals[g] = (struct vr_damon_goal){
 			.target_metric = metric,
 			.target_value = goal->target,
-			.current_value = goal->current,
+			.current_value = goal->metric == VR_GOAL_REFAULT_BYTES ? 0 : goal->current,
+			.refault_bytes = goal->metric == VR_GOAL_REFAULT_BYTES,
 		};
 		out->nr_goals = g + 1;
 	}
@@ -320,6 +325,28 @@ gboolean vr_damon_config_over_budget(const struct vr_damon_config *cfg, uint64_t
 			  ((unsigned __int128)s->quota_reset_interval_ms * 1000);
 	}
 	return resident && freed_bytes > budget;
+}
+
+gboolean vr_damon_config_feed_refaults(struct vr_damon_config *cfg, uint64_t refault_bytes,
+				       uint64_t elapsed_us)
+{
+	gboolean fed = FALSE;
+
+	for (guint i = 0; i < cfg->schemes->len; i++) {
+		struct vr_damon_scheme *s = vr_damon_config_scheme(cfg, i);
+		unsigned __int128 per_window =
+			(unsigned __int128)refault_bytes * s->quota_reset_interval_ms * 1000;
+
+		for (guint g = 0; g < s->nr_goals && g < VR_MAX_QUOTA_GOALS; g++) {
+			if (!s->goals[g].refault_bytes)
+				continue;
+			fed = TRUE;
+			if (elapsed_us)
+				s->goals[g].current_value =
+					(uint64_t)MIN(per_window / elapsed_us, G_MAXUINT64);
+		}
+	}
+	return fed;
 }
 
 struct vr_damon_config *vr_damon_config_new_monitor(const struct vr_monitor_attrs *attrs,
@@ -564,6 +591,32 @@ gboolean vr_damon_sysfs_commit(const struct vr_agent_paths *paths,
 		return TRUE;
 	g_prefix_error(error, "cannot update the running DAMON (kdamond 0 keeps its previous "
 			      "configuration): ");
+	return FALSE;
+}
+
+gboolean vr_damon_sysfs_commit_goals(const struct vr_agent_paths *paths,
+				     const struct vr_damon_config *cfg,
+				     const struct vr_damon_caps *caps, GError **error)
+{
+	g_autofree char *schemes = kdamond_path(paths, 0, "contexts/0/schemes");
+	g_autofree char *kd = kdamond_path(paths, 0, NULL);
+
+	for (guint i = 0; caps->has_goals && i < cfg->schemes->len; i++) {
+		const struct vr_damon_scheme *s = vr_damon_config_scheme(cfg, i);
+		g_autofree char *sdir = sub_index(schemes, i);
+		g_autofree char *goals = g_build_filename(sdir, "quotas", "goals", NULL);
+
+		for (guint g = 0; g < s->nr_goals; g++) {
+			g_autofree char *gdir = sub_index(goals, g);
+
+			if (!put_u64(gdir, "current_value", s->goals[g].current_value, error))
+				goto failed;
+		}
+	}
+	if (put(kd, "state", "commit_schemes_quota_goals", error))
+		return TRUE;
+failed:
+	g_prefix_error(error, "cannot update the quota goals of the running DAMON: ");
 	return FALSE;
 }
 

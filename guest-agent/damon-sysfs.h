@@ -101,11 +101,15 @@ struct vr_damon_caps {
  * @target_value:	the value to reach, in the metric's unit.
  * @current_value:	the last value fed in (user_input only; the kernel
  *			measures some_mem_psi_us itself).
+ * @refault_bytes:	the policy's refault_bytes goal, which the kernel does
+ *			not measure: it goes as user_input, and the agent feeds
+ *			@current_value (vr_damon_config_feed_refaults()).
  */
 struct vr_damon_goal {
 	const char *target_metric;
 	uint64_t target_value;
 	uint64_t current_value;
+	bool refault_bytes;
 };
 
 /**
@@ -269,6 +273,17 @@ gboolean vr_damon_config_over_budget(const struct vr_damon_config *cfg, uint64_t
 				     uint64_t elapsed_us);
 
 /**
+ * vr_damon_config_feed_refaults() - set the current value of every
+ * refault_bytes goal of @cfg to the refaults of the last @elapsed_us
+ * (@refault_bytes, vmstat's workingset refaults) per quota window of its
+ * scheme, saturating. Nothing changes when @elapsed_us is 0. Pure.
+ * Return: TRUE when @cfg has such a goal: worth committing its goals to a
+ * running kdamond (vr_damon_sysfs_commit_goals()).
+ */
+gboolean vr_damon_config_feed_refaults(struct vr_damon_config *cfg, uint64_t refault_bytes,
+				       uint64_t elapsed_us);
+
+/**
  * vr_damon_config_new_monitor() - a configuration that only monitors: @attrs
  * and the stat scheme alone (everything matches, no quota, watermark metric
  * none), whose tried regions are the access picture. Pure.
@@ -381,6 +396,17 @@ gboolean vr_damon_sysfs_commit(const struct vr_agent_paths *paths,
  * reads "off".
  */
 gboolean vr_damon_sysfs_stop(const struct vr_agent_paths *paths, GError **error);
+
+/**
+ * vr_damon_sysfs_commit_goals() - hand the running kdamond 0 the quota goals
+ * of @cfg (the configuration it runs): every goal's current_value, then the
+ * state command "commit_schemes_quota_goals", which updates the goals alone
+ * (the kernel reads user_input goals' values only through it or a commit).
+ * Errors: a write that fails (VR_AGENT_ERROR_IO).
+ */
+gboolean vr_damon_sysfs_commit_goals(const struct vr_agent_paths *paths,
+				     const struct vr_damon_config *cfg,
+				     const struct vr_damon_caps *caps, GError **error);
 
 /**
  * vr_damon_sysfs_release() - nr_kdamonds 0: remove the kdamond folders

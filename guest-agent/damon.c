@@ -20,6 +20,11 @@
  * guest freed more than the resident quotas allow, they go to the kernel as
  * they are (vr_damon_config_over_budget()).
  *
+ * A refault_bytes goal goes to the kernel as a user_input goal: every
+ * RESIDENT_QUOTA_PERIOD_US the backend feeds it the guest's refaults (vmstat
+ * workingset_refault_*) of the period, per quota window, while the kdamond
+ * is sure to serve the update (takes_goals()).
+ *
  * reclaim() is a bounded boost, not a second mechanism: the first pageout
  * scheme's size quota is raised by the bytes asked for (committed online),
  * its sz_applied is polled until it grew by that much or the deadline
@@ -66,10 +71,11 @@
  * @base:	stats and CPU time of the runs that ended (see above).
  * @cur, @have_cur, @cur_at_us: the running kdamond's counters as last
  *		refreshed, and when (monotonic us).
- * @raise_at_us: when the resident quotas are next raised (monotonic us).
- * @freed_at_us, @freed_bytes: when the last period of the resident quotas'
- *		budget started (monotonic us), and the guest's vmstat pgsteal
- *		then (bytes).
+ * @raise_at_us: when the next period starts: resident quotas raised,
+ *		refault goals fed (monotonic us).
+ * @freed_at_us, @freed_bytes, @refault_bytes: when the last period started
+ *		(monotonic us), and the guest's vmstat pgsteal and refaults then
+ *		(bytes).
  */
 struct damon_backend {
 	char *sysfs;
@@ -88,6 +94,7 @@ struct damon_backend {
 	uint64_t raise_at_us;
 	uint64_t freed_at_us;
 	uint64_t freed_bytes;
+	uint64_t refault_bytes;
 };
 
 static gboolean damon_probe(const struct vr_agent_paths *paths, GError **error)
@@ -166,26 +173,50 @@ static gboolean update_kdamond(struct damon_backend *b, const struct vr_damon_co
 	return stop_kdamond(b, error) && start_kdamond(b, cfg, error);
 }
 
-/* Did the guest free more since the last call than the resident quotas of
- * @cfg allow? Starts the next period. FALSE when vmstat cannot be read. */
-static gboolean over_budget(struct damon_backend *b, const struct vr_damon_config *cfg,
-			    uint64_t now_us)
+/*
+ * struct period - what the guest did since the last period started.
+ * @known:	vmstat was read (the rest is 0 otherwise).
+ * @elapsed_us:	the period's length; 0 for the first.
+ * @freed_bytes, @refault_bytes: vmstat pgsteal and refaults meanwhile.
+ */
+struct period {
+	gboolean known;
+	uint64_t elapsed_us;
+	uint64_t freed_bytes;
+	uint64_t refault_bytes;
+};
+
+/* Ends the current period at @now_us and starts the next one. */
+static struct period next_period(struct damon_backend *b, uint64_t now_us)
 {
 	g_autoptr(GError) local = NULL;
 	struct vr_vmstat_reclaim vmstat;
-	uint64_t freed, elapsed_us = now_us - MIN(now_us, b->freed_at_us);
-	gboolean over;
+	struct period p = { 0 };
+	uint64_t freed;
 
 	if (!vr_vmstat_reclaim_read(&b->paths, &vmstat, &local)) {
 		g_debug("damon: %s", local->message);
-		return FALSE;
+		return p;
 	}
 	freed = vr_vmstat_stolen_bytes(&vmstat);
-	over = b->freed_at_us &&
-	       vr_damon_config_over_budget(cfg, freed - MIN(freed, b->freed_bytes), elapsed_us);
+	p.known = TRUE;
+	if (b->freed_at_us) {
+		p.elapsed_us = now_us - MIN(now_us, b->freed_at_us);
+		p.freed_bytes = freed - MIN(freed, b->freed_bytes);
+		p.refault_bytes =
+			vmstat.refault_bytes - MIN(vmstat.refault_bytes, b->refault_bytes);
+	}
 	b->freed_at_us = now_us;
 	b->freed_bytes = freed;
-	return over;
+	b->refault_bytes = vmstat.refault_bytes;
+	return p;
+}
+
+/* Did the guest free more in @p than the resident quotas of @cfg allow? */
+static gboolean over_budget(const struct vr_damon_config *cfg, const struct period *p)
+{
+	return p->known && p->elapsed_us &&
+	       vr_damon_config_over_budget(cfg, p->freed_bytes, p->elapsed_us);
 }
 
 /* Raise @cfg's resident quotas by the guest's free memory now (@hold: keep
@@ -222,7 +253,7 @@ static gboolean damon_apply_policy(gpointer backend, const struct vr_policy *pol
 		return FALSE;
 	}
 	charge_resident(b, cfg, FALSE);
-	over_budget(b, cfg, (uint64_t)g_get_monotonic_time()); /* a new period */
+	next_period(b, (uint64_t)g_get_monotonic_time()); /* a new period */
 	if (b->paused) {
 		/* resume() starts with it */
 		replace_config(b, g_steal_pointer(&cfg));
@@ -398,10 +429,33 @@ static gboolean damon_reclaim(gpointer backend, uint64_t bytes, uint64_t deadlin
 	return TRUE;
 }
 
+/* Will the kdamond serve a goals update now? Yes when its watermarks cannot
+ * deactivate it, or the free memory is between every scheme's low and mid
+ * watermarks: then it is active, or activates at its next check. */
+static gboolean takes_goals(struct damon_backend *b)
+{
+	struct vr_meminfo mi;
+	uint64_t rate;
+
+	if (!may_be_deactivated(b->config))
+		return TRUE;
+	if (!vr_meminfo_read(&b->paths, &mi, NULL))
+		return FALSE;
+	rate = vr_meminfo_free_mem_rate(&mi);
+	for (guint i = 0; i < b->config->schemes->len; i++) {
+		const struct vr_damon_scheme *s = vr_damon_config_scheme(b->config, i);
+
+		if (strcmp(s->wmarks_metric, "none") != 0 &&
+		    (rate > s->wmarks_mid || rate < s->wmarks_low))
+			return FALSE;
+	}
+	return TRUE;
+}
+
 /* Follow the guest's free memory with the resident quotas, by a commit:
  * only where a commit is served at once (update_kdamond()), since a
  * restart would start the regions' ages over. */
-static void raise_resident_quotas(struct damon_backend *b, uint64_t now_us)
+static void raise_resident_quotas(struct damon_backend *b, const struct period *p)
 {
 	g_autoptr(vr_damon_config) raised = NULL;
 	g_autoptr(GError) local = NULL;
@@ -409,7 +463,7 @@ static void raise_resident_quotas(struct damon_backend *b, uint64_t now_us)
 
 	if (may_be_deactivated(b->config))
 		return;
-	hold = over_budget(b, b->config, now_us);
+	hold = over_budget(b->config, p);
 	raised = vr_damon_config_copy(b->config);
 	if (!charge_resident(b, raised, hold))
 		return;
@@ -423,6 +477,25 @@ static void raise_resident_quotas(struct damon_backend *b, uint64_t now_us)
 	replace_config(b, g_steal_pointer(&raised));
 }
 
+/* Feed the refault_bytes goals the refaults of @p, by a goals update. */
+static void feed_refault_goals(struct damon_backend *b, const struct period *p)
+{
+	g_autoptr(vr_damon_config) fed = vr_damon_config_copy(b->config);
+	g_autoptr(GError) local = NULL;
+
+	if (!p->known || !p->elapsed_us ||
+	    !vr_damon_config_feed_refaults(fed, p->refault_bytes, p->elapsed_us) || !takes_goals(b))
+		return;
+	if (!vr_damon_sysfs_commit_goals(&b->paths, fed, &b->caps, &local)) {
+		g_warning("damon: cannot feed the refault goals: %s", local->message);
+		return;
+	}
+	g_debug("damon: refault goals fed %" G_GUINT64_FORMAT
+		" bytes refaulted in %" G_GUINT64_FORMAT " ms",
+		p->refault_bytes, p->elapsed_us / 1000);
+	replace_config(b, g_steal_pointer(&fed));
+}
+
 static uint64_t damon_tick(gpointer backend, uint64_t now_us)
 {
 	struct damon_backend *b = backend;
@@ -432,7 +505,10 @@ static uint64_t damon_tick(gpointer backend, uint64_t now_us)
 	if (!b->running)
 		return DAMON_TICK_US;
 	if (now_us >= b->raise_at_us) {
-		raise_resident_quotas(b, now_us);
+		struct period p = next_period(b, now_us);
+
+		raise_resident_quotas(b, &p);
+		feed_refault_goals(b, &p);
 		b->raise_at_us = now_us + RESIDENT_QUOTA_PERIOD_US;
 	}
 	if (!vr_damon_sysfs_is_off(&b->paths, &off, &local)) {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "compact.h"
 #include "kernel-file.h"
 #include "meminfo.h"
 #include "psi.h"
@@ -56,6 +57,8 @@ enum window_stop {
  * @stop:	why the current window does no more.
  * @psi_at_start_us, @psi_at_start_known: PSI "some" total when the current
  *		window began.
+ * @refaults_at_start_bytes, @refaults_at_start_known: vmstat's refaults when
+ *		the current window began (read only for a refault_bytes goal).
  * @written:	bytes and time (total_charged_sz, total_charged_ns) of every
  *		write that succeeded, window or request alike: the throughput
  *		that sizes chunks. (The quota's own throughput counts a window's
@@ -89,6 +92,8 @@ struct memcg {
 	enum window_stop stop;
 	uint64_t psi_at_start_us;
 	bool psi_at_start_known;
+	uint64_t refaults_at_start_bytes;
+	bool refaults_at_start_known;
 
 	struct vr_quota written;
 	struct vr_backend_stats stats;
@@ -255,9 +260,39 @@ static bool watermarks_active(struct memcg *m, uint64_t now_us)
 	return m->wm_active;
 }
 
-/* Measures the goals of the closing window: stall during it, free memory
- * now; user_input goals keep the value the policy gave. */
-static void measure_goals(struct memcg *m, bool psi_known, uint64_t psi_now_us)
+/* The refaults total, bytes, when the scheme has a refault_bytes goal;
+ * FALSE when it has none or vmstat cannot be read (logged). */
+static bool read_refaults(struct memcg *m, uint64_t *total_bytes)
+{
+	struct vr_vmstat_reclaim vmstat;
+	g_autoptr(GError) error = NULL;
+	bool wanted = false;
+
+	for (guint i = 0; i < m->quota.nr_goals && i < VR_MAX_QUOTA_GOALS; i++)
+		wanted |= m->quota.goals[i].metric == VR_GOAL_REFAULT_BYTES;
+	if (!wanted)
+		return false;
+	if (!vr_vmstat_reclaim_read(&m->paths, &vmstat, &error)) {
+		note_failure(m, error);
+		return false;
+	}
+	*total_bytes = vmstat.refault_bytes;
+	return true;
+}
+
+/* Sets @current to the growth of a counter since the window began (0 when
+ * it went back); keeps it when either end is unknown. */
+static void window_delta(uint64_t *current, bool start_known, uint64_t start, bool now_known,
+			 uint64_t now)
+{
+	if (start_known && now_known)
+		*current = now >= start ? now - start : 0;
+}
+
+/* Measures the goals of the closing window: stall and refaults during it,
+ * free memory now; user_input goals keep the value the policy gave. */
+static void measure_goals(struct memcg *m, bool psi_known, uint64_t psi_now_us, bool refaults_known,
+			  uint64_t refaults_now_bytes)
 {
 	struct vr_quota *q = &m->quota;
 
@@ -268,10 +303,13 @@ static void measure_goals(struct memcg *m, bool psi_known, uint64_t psi_now_us)
 
 		switch (g->metric) {
 		case VR_GOAL_SOME_MEM_PSI_US:
-			if (psi_known && m->psi_at_start_known)
-				g->current = psi_now_us >= m->psi_at_start_us ?
-						     psi_now_us - m->psi_at_start_us :
-						     0;
+			window_delta(&g->current, m->psi_at_start_known, m->psi_at_start_us,
+				     psi_known, psi_now_us);
+			break;
+		case VR_GOAL_REFAULT_BYTES:
+			window_delta(&g->current, m->refaults_at_start_known,
+				     m->refaults_at_start_bytes, refaults_known,
+				     refaults_now_bytes);
 			break;
 		case VR_GOAL_FREE_MEM_RATE:
 			if (vr_meminfo_read(&m->paths, &mi, &error))
@@ -287,14 +325,17 @@ static void measure_goals(struct memcg *m, bool psi_known, uint64_t psi_now_us)
 
 static void window_begin(struct memcg *m, uint64_t now_us)
 {
-	uint64_t psi_now_us = 0;
+	uint64_t psi_now_us = 0, refaults_now_bytes = 0;
 	bool psi_known = read_psi_some(m, &psi_now_us);
+	bool refaults_known = read_refaults(m, &refaults_now_bytes);
 
-	measure_goals(m, psi_known, psi_now_us);
+	measure_goals(m, psi_known, psi_now_us, refaults_known, refaults_now_bytes);
 	if (vr_quota_window_start(&m->quota, now_us))
 		m->stats.qt_exceeds++;
 	m->psi_at_start_us = psi_now_us;
 	m->psi_at_start_known = psi_known;
+	m->refaults_at_start_bytes = refaults_now_bytes;
+	m->refaults_at_start_known = refaults_known;
 	m->stop = STOP_NONE;
 }
 

@@ -123,6 +123,20 @@ Test(compact, reclaimed_bytes_are_pages_swapped_out_plus_page_cache_reclaimed)
 		     "pswpout + pgsteal_file pages, not pgsteal_anon");
 }
 
+Test(compact, refaults_are_anonymous_plus_file_pages_read_back)
+{
+	struct vr_vmstat_reclaim v;
+	g_autoptr(GError) err = NULL;
+
+	cr_assert(
+		vr_vmstat_reclaim_parse("workingset_refault_anon 30\nworkingset_nodes 99\n"
+					"workingset_refault_file 12\nworkingset_activate_anon 5\n",
+					&v, &err),
+		"%s", err ? err->message : "");
+	cr_expect_eq(v.refault_bytes, 42 * 4096,
+		     "refault_anon + refault_file pages, got %" G_GUINT64_FORMAT, v.refault_bytes);
+}
+
 Test(compact, reclaimed_bytes_without_the_counters_are_zero)
 {
 	struct vr_vmstat_reclaim v = { 1, 1, 1 };

@@ -547,6 +547,60 @@ Test(damon_config, free_mem_rate_goal_is_refused_by_name)
 	config_fails(p, &caps, "free_mem_rate", "a free_mem_rate goal");
 }
 
+/* A refault_bytes goal has no kernel metric: it goes as user_input (on 6.8
+ * too), and its value is the agent's to feed, never the policy's. */
+Test(damon_config, refault_goal_goes_as_user_input)
+{
+	g_autoptr(vr_policy)
+		p = parse("{\"schemes\": [{\"name\": \"x\", \"action\": \"pageout\", \"quota\": "
+			  "{\"goals\": [{\"metric\": \"refault_bytes\", \"target\": 1048576},"
+			  " {\"metric\": \"user_input\", \"target\": 100}]}}]}");
+	const struct vr_damon_caps caps_6_8 = { .has_goals = true, .has_goal_metric = false };
+	g_autoptr(vr_damon_config) cfg = NULL;
+	const struct vr_damon_scheme *s;
+
+	policy_scheme(p, 0)->quota.goals[0].current = 77;
+	policy_scheme(p, 0)->quota.goals[1].current = 55;
+	cfg = config_ok(p, &caps_6_8);
+	s = vr_damon_config_scheme(cfg, 1);
+	cr_assert_eq(s->nr_goals, 2);
+	cr_expect_str_eq(s->goals[0].target_metric, "user_input");
+	cr_expect_eq(s->goals[0].target_value, 1048576);
+	cr_expect_eq(s->goals[0].current_value, 0, "fed by the agent, not taken from the policy");
+	cr_expect(s->goals[0].refault_bytes);
+	cr_expect_not(s->goals[1].refault_bytes, "a plain user_input goal is not fed");
+	cr_expect_eq(s->goals[1].current_value, 55);
+}
+
+Test(damon_config, refault_goal_is_fed_per_window)
+{
+	g_autoptr(vr_policy)
+		p = parse("{\"schemes\": [{\"name\": \"x\", \"action\": \"pageout\", \"quota\": "
+			  "{\"reset_interval_ms\": 2000, \"goals\": ["
+			  " {\"metric\": \"user_input\", \"target\": 100},"
+			  " {\"metric\": \"refault_bytes\", \"target\": 1048576}]}}]}");
+	g_autoptr(vr_policy) plain = profile("page-level");
+	const struct vr_damon_caps caps = VR_DAMON_CAPS_6_12;
+	g_autoptr(vr_damon_config) cfg = NULL, none = NULL;
+	const struct vr_damon_scheme *s;
+
+	policy_scheme(p, 0)->quota.goals[0].current = 55;
+	cfg = config_ok(p, &caps);
+	s = vr_damon_config_scheme(cfg, 1);
+	cr_assert(vr_damon_config_feed_refaults(cfg, 10 * MIB, 5 * G_USEC_PER_SEC));
+	cr_expect_eq(s->goals[1].current_value, 4 * MIB,
+		     "10 MiB in 5 s is 4 MiB per 2 s window, got %" PRIu64,
+		     s->goals[1].current_value);
+	cr_expect_eq(s->goals[0].current_value, 55, "the user_input goal is left alone");
+	cr_assert(vr_damon_config_feed_refaults(cfg, 3 * MIB, 0));
+	cr_expect_eq(s->goals[1].current_value, 4 * MIB, "no time elapsed: nothing to feed");
+	cr_assert(vr_damon_config_feed_refaults(cfg, G_MAXUINT64, 1));
+	cr_expect_eq(s->goals[1].current_value, G_MAXUINT64, "saturates");
+	none = config_ok(plain, &caps);
+	cr_expect_not(vr_damon_config_feed_refaults(none, 10 * MIB, G_USEC_PER_SEC),
+		      "no refault goal: nothing to commit");
+}
+
 Test(damon_config, weights_are_scaled_only_when_too_large)
 {
 	g_autoptr(vr_policy) p = parse(
@@ -2117,6 +2171,106 @@ Test(damon_backend, resident_quota_follows_free_memory)
 	tree_expect(root, KD0 "/state", "commit");
 	cr_expect_eq(pageout_quota_bytes(), 1024 * MIB,
 		     "a period within budget: the cap, 16 x 64 MiB");
+	vr_backend_damon.close(b);
+}
+
+static void put_refaults(uint64_t pgsteal_pages, uint64_t refault_pages)
+{
+	g_autofree char *text = g_strdup_printf("pswpout 0\npgsteal_anon %" PRIu64
+						"\npgsteal_file 0\nworkingset_refault_anon %" PRIu64
+						"\nworkingset_refault_file 0\n",
+						pgsteal_pages, refault_pages);
+
+	tree_put(root, PROC "/vmstat", text);
+}
+
+/* The page-level profile with a PSI goal and a refault_bytes goal. */
+static struct vr_policy *refault_braked(gboolean always_active)
+{
+	g_autoptr(vr_policy) p = always_active ? profile_always_active("page-level") :
+						 profile("page-level");
+	struct vr_quota *q = &policy_scheme(p, 0)->quota;
+
+	q->goals[0] = (struct vr_quota_goal){ VR_GOAL_SOME_MEM_PSI_US, 1667, 0 };
+	q->goals[1] = (struct vr_quota_goal){ VR_GOAL_REFAULT_BYTES, MIB, 0 };
+	q->nr_goals = 2;
+	return g_steal_pointer(&p);
+}
+
+/* Each period feeds the refault goal the period's refaults per window, by
+ * a goals update; the kernel measures the PSI goal itself. */
+Test(damon_backend, refault_goal_is_fed_each_period)
+{
+	const struct skel k = { .nr_regions = NR_GUEST_RANGES,
+				.nr_schemes = 2,
+				.nr_goals = 2,
+				.nr_filters = 1,
+				.goals = true,
+				.goal_metric = true,
+				.filters = true };
+	g_autoptr(vr_policy) p = refault_braked(TRUE);
+	const uint64_t t0 = G_MAXINT64 / 2, s1 = G_USEC_PER_SEC;
+	gpointer b;
+
+	make_tree(&k);
+	put_meminfo(4 * 1024 * 1024, 3 * 1024 * 1024);
+	put_refaults(0, 1000);
+	b = open_backend();
+	apply_ok(b, p);
+	tree_expect(root, SCHEMES "/1/quotas/goals/1/target_metric", "user_input");
+	tree_expect(root, SCHEMES "/1/quotas/goals/1/target_value", "1048576");
+	tree_expect(root, SCHEMES "/1/quotas/goals/1/current_value", "0");
+	vr_backend_damon.tick(b, t0); /* the first period starts */
+	tree_put(root, KD0 "/state", "");
+	put_refaults(0, 1000 + 5 * 512); /* 10 MiB in the period */
+	vr_backend_damon.tick(b, t0 + 5 * s1);
+	tree_expect(root, SCHEMES "/1/quotas/goals/1/current_value", "2097152");
+	tree_expect(root, SCHEMES "/1/quotas/goals/0/target_metric", "some_mem_psi_us");
+	tree_expect(root, KD0 "/state", "commit_schemes_quota_goals");
+	tree_put(root, KD0 "/state", "");
+	vr_backend_damon.tick(b, t0 + 10 * s1);
+	tree_expect(root, SCHEMES "/1/quotas/goals/1/current_value", "0");
+	tree_expect(root, KD0 "/state", "commit_schemes_quota_goals");
+	vr_backend_damon.close(b);
+}
+
+/* Under watermarks the goals are fed only while the free memory keeps the
+ * kdamond active (between low and mid): a deactivated one would hold the
+ * update until it wakes. */
+Test(damon_backend, refault_goal_waits_for_an_active_kdamond)
+{
+	const struct skel k = { .nr_regions = NR_GUEST_RANGES,
+				.nr_schemes = 2,
+				.nr_goals = 2,
+				.nr_filters = 1,
+				.goals = true,
+				.goal_metric = true,
+				.filters = true };
+	g_autoptr(vr_policy) p = refault_braked(FALSE);
+	const uint64_t t0 = G_MAXINT64 / 2, s1 = G_USEC_PER_SEC;
+	const uint64_t total_kib = 1000 * 1024;
+	gpointer b;
+
+	make_tree(&k);
+	put_meminfo(total_kib, 600 * 1024); /* 600 per mille: above high (500) */
+	put_refaults(0, 0);
+	b = open_backend();
+	apply_ok(b, p);
+	vr_backend_damon.tick(b, t0);
+	tree_put(root, KD0 "/state", "");
+	put_refaults(0, 2560);
+	vr_backend_damon.tick(b, t0 + 5 * s1);
+	tree_expect(root, KD0 "/state", "");
+	tree_expect(root, SCHEMES "/1/quotas/goals/1/current_value", "0");
+	put_meminfo(total_kib, 450 * 1024); /* between mid (400) and high */
+	put_refaults(0, 5120);
+	vr_backend_damon.tick(b, t0 + 10 * s1);
+	tree_expect(root, KD0 "/state", "");
+	put_meminfo(total_kib, 300 * 1024); /* between low (200) and mid */
+	put_refaults(0, 7680);
+	vr_backend_damon.tick(b, t0 + 15 * s1);
+	tree_expect(root, KD0 "/state", "commit_schemes_quota_goals");
+	tree_expect(root, SCHEMES "/1/quotas/goals/1/current_value", "2097152");
 	vr_backend_damon.close(b);
 }
 

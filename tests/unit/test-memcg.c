@@ -556,6 +556,34 @@ Test(memcg_psi, goal_target_is_the_brake)
 	cr_assert_eq(R.writes->len - before, 2, "two chunks before the brake");
 }
 
+/* /proc/vmstat with @pages refaulted (split between anon and file). */
+static void set_refaulted_pages(uint64_t pages)
+{
+	g_autofree char *text = g_strdup_printf("pswpout 0\nworkingset_refault_anon %" PRIu64
+						"\nworkingset_refault_file %" PRIu64 "\n",
+						pages / 2, pages - pages / 2);
+
+	tree_put(R.procfs, "vmstat", text);
+}
+
+Test(memcg_psi, refault_goal_feeds_the_quota_tuner)
+{
+	/* a refault_bytes goal of 64 pages per window, with a PSI goal that
+	 * never fires: the tuner follows the higher score, the refaults */
+	struct vr_quota q = { .sz = 64 * MIB, .reset_interval_ms = 1000, .nr_goals = 2 };
+
+	q.goals[0] = (struct vr_quota_goal){ VR_GOAL_SOME_MEM_PSI_US, 1000000, 0 };
+	q.goals[1] = (struct vr_quota_goal){ VR_GOAL_REFAULT_BYTES, 64 * PG, 0 };
+	set_refaulted_pages(1000);
+	apply_quota(&q);
+	run_growing_windows(1, 16);
+	set_refaulted_pages(1000 + 128); /* twice the goal during window 16 */
+	run_window(16 * S);
+	cr_assert_eq(g_array_index(R.writes, uint64_t, 16), PG,
+		     "window 17 after refaults of twice the goal: one page, got %" PRIu64,
+		     g_array_index(R.writes, uint64_t, 16));
+}
+
 static void rig_init_no_psi(void)
 {
 	rig_init(false);

@@ -727,7 +727,7 @@ static struct error_case error_cases[] = {
 	{ "unknown goal metric",
 	  SCHEME("'quota': { 'goals': [ { 'metric': 'psi', 'target': 1 } ] }"), INVALID,
 	  "schemes[0].quota.goals[0].metric: unknown metric 'psi' (expected one of user_input, "
-	  "some_mem_psi_us, free_mem_rate)" },
+	  "some_mem_psi_us, free_mem_rate, refault_bytes)" },
 	{ "unknown charge basis", SCHEME("'quota': { 'charge': 'rss' }"), INVALID,
 	  "schemes[0].quota.charge: unknown charge basis 'rss' (expected one of resident, size)" },
 	{ "charge basis not a string", SCHEME("'quota': { 'charge': 1 }"), INVALID,

@@ -486,6 +486,7 @@ Test(scheme_names, metrics_round_trip)
 		[VR_GOAL_USER_INPUT] = "user_input",
 		[VR_GOAL_SOME_MEM_PSI_US] = "some_mem_psi_us",
 		[VR_GOAL_FREE_MEM_RATE] = "free_mem_rate",
+		[VR_GOAL_REFAULT_BYTES] = "refault_bytes",
 	};
 	static const char *const wmarks[] = {
 		[VR_WMARK_NONE] = "none",
@@ -493,7 +494,7 @@ Test(scheme_names, metrics_round_trip)
 	};
 
 	for (int m = 0; m < (int)ARRAY_LEN(goals); m++) {
-		enum vr_goal_metric back = VR_GOAL_FREE_MEM_RATE + 1;
+		enum vr_goal_metric back = VR_GOAL_REFAULT_BYTES + 1;
 
 		cr_assert_str_eq(vr_goal_metric_name((enum vr_goal_metric)m), goals[m],
 				 "goal metric %d: expected '%s'", m, goals[m]);

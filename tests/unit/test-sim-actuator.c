@@ -727,6 +727,29 @@ Test(metrics, psi_counts_refaults_since_the_last_read)
 	cr_assert_eq(v, 0, "none since the last read");
 }
 
+Test(metrics, refault_bytes_count_apart_from_psi)
+{
+	g_autoptr(vr_sim) sim = sim_new_ok(8 * PAGE, 3);
+	struct vr_sim_set set = hot_pages(0, 8, 10);
+	g_autoptr(vr_sim_reclaim) r = NULL;
+	uint64_t v = 1;
+
+	add_phase_ok(sim, 10 * US_PER_S, &set, 1);
+	r = reclaim_new_ok(sim, 0, 8, 0, 10 * US_PER_S, NULL);
+	apply_ok(r, VR_ACTION_PAGEOUT, 0, 8);
+	cr_assert(vr_sim_metric_ops.get(r, VR_METRIC_GOAL, VR_GOAL_REFAULT_BYTES, &v, NULL));
+	cr_assert_eq(v, 0, "no refault has happened yet");
+	vr_sim_reclaim_set_now(r, US_PER_S);
+	cr_assert(vr_sim_metric_ops.get(r, VR_METRIC_GOAL, VR_GOAL_SOME_MEM_PSI_US, &v, NULL));
+	cr_assert(vr_sim_metric_ops.get(r, VR_METRIC_GOAL, VR_GOAL_REFAULT_BYTES, &v, NULL));
+	cr_assert_eq(
+		v, 8 * PAGE,
+		"a read of the PSI metric must not consume the refaults: 8 pages, got %" G_GUINT64_FORMAT,
+		v);
+	cr_assert(vr_sim_metric_ops.get(r, VR_METRIC_GOAL, VR_GOAL_REFAULT_BYTES, &v, NULL));
+	cr_assert_eq(v, 0, "none since the last read");
+}
+
 /* ---- the matrix script ---- */
 
 TestSuite(matrix, .description = "the reclaim benchmark's built-in workload");
