@@ -8,7 +8,9 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "balloon.h"
@@ -609,6 +611,49 @@ static void qmp_socket_failed(struct qmp_socket *q, const GError *error)
 	q->next_try_us = g_get_monotonic_time() + VR_MANAGER_QMP_RETRY_US;
 }
 
+/* Check @qi, what the QEMU behind @qmp_path claimed, against the host's own
+ * view (vr_qmp_domain_check_memory(), vr_qmp_domain_check_agent_socket()):
+ * FALSE with @error when its memory claim is refused; an agent socket that
+ * is refused only drops the agent (logged), the balloon still serves. */
+static gboolean qmp_claims_hold(struct vr_manager *m, const char *qmp_path,
+				struct vr_qmp_domain_info *qi, GError **error)
+{
+	g_autofree char *proc_dir = g_strdup_printf("%s/%d", m->procfs, (int)qi->pid);
+	g_autofree char *status_path = g_build_filename(proc_dir, "status", NULL);
+	g_autofree char *qmp_dir = g_path_get_dirname(qmp_path);
+	g_autofree char *status = NULL;
+	g_autofree char *agent_real = NULL;
+	g_autofree char *qmp_dir_real = NULL;
+	g_autoptr(GError) local = NULL;
+	struct stat proc_st, agent_st;
+	uint64_t vm_size;
+
+	if (!g_file_get_contents(status_path, &status, NULL, error) ||
+	    !vr_proc_status_vm_size_parse(status, status_path, &vm_size, error) ||
+	    !vr_qmp_domain_check_memory(qi->memory_bytes, vm_size, error))
+		return FALSE;
+	if (!qi->agent_socket_path)
+		return TRUE;
+	if (stat(proc_dir, &proc_st) < 0)
+		g_set_error(&local, VR_MANAGER_ERROR, VR_MANAGER_ERROR_UNSUPPORTED, "%s: %s",
+			    proc_dir, g_strerror(errno));
+	else if (!(agent_real = realpath(qi->agent_socket_path, NULL)) ||
+		 !(qmp_dir_real = realpath(qmp_dir, NULL)) || lstat(agent_real, &agent_st) < 0)
+		g_set_error(&local, VR_MANAGER_ERROR, VR_MANAGER_ERROR_UNSUPPORTED,
+			    "cannot resolve the agent socket or the QMP socket's folder: %s",
+			    g_strerror(errno));
+	else
+		vr_qmp_domain_check_agent_socket(agent_real, qmp_dir_real,
+						 S_ISSOCK(agent_st.st_mode), agent_st.st_uid,
+						 proc_st.st_uid, &local);
+	if (local) {
+		g_warning("%s: not connecting to the agent socket QEMU names: %s", qi->name,
+			  local->message);
+		g_clear_pointer(&qi->agent_socket_path, g_free);
+	}
+	return TRUE;
+}
+
 /*
  * Take the QEMU behind --qmp socket @q as a domain: probe it (name, UUID,
  * process, memory, agent channel, balloon) and manage it with the config's
@@ -624,7 +669,8 @@ static void manager_attach_qmp(struct vr_manager *m, struct qmp_socket *q)
 
 	mon = vr_qemu_monitor_new_qmp(q->path, VR_MANAGER_QMP_TIMEOUT_MS, &error);
 	if (!mon ||
-	    !vr_qmp_domain_probe(mon, q->path, vr_qemu_monitor_get_peer_pid(mon), &qi, &error)) {
+	    !vr_qmp_domain_probe(mon, q->path, vr_qemu_monitor_get_peer_pid(mon), &qi, &error) ||
+	    !qmp_claims_hold(m, q->path, &qi, &error)) {
 		qmp_socket_failed(q, error);
 		return;
 	}

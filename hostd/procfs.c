@@ -41,6 +41,18 @@ gboolean vr_proc_status_parse(const char *text, const char *path, struct vr_proc
 	return TRUE;
 }
 
+gboolean vr_proc_status_vm_size_parse(const char *text, const char *path, uint64_t *bytes,
+				      GError **error)
+{
+	static const struct vr_kb_field vm_size = { "VmSize", 0 };
+
+	if (!vr_kb_fields_parse(text, &vm_size, 1, bytes, error)) {
+		g_prefix_error(error, "%s: ", path);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 gboolean vr_smaps_rollup_parse(const char *text, const char *path, struct vr_smaps_rollup *out,
 			       GError **error)
 {

@@ -42,6 +42,18 @@ gboolean vr_proc_status_parse(const char *text, const char *path, struct vr_proc
 			      GError **error);
 
 /**
+ * vr_proc_status_vm_size_parse() - the VmSize (virtual memory size) of the
+ * text of /proc/<pid>/status, in bytes; it must appear exactly once as
+ * "VmSize:<blanks><digits> kB" (a kernel thread has none). A QEMU process
+ * maps all of its guest's RAM, so it bounds what QEMU may claim.
+ * @path:	the file's path, for messages only.
+ * Return: FALSE with @error (VR_PROCFS_TEXT_ERROR_INVALID naming @path and
+ * the field) otherwise.
+ */
+gboolean vr_proc_status_vm_size_parse(const char *text, const char *path, uint64_t *bytes,
+				      GError **error);
+
+/**
  * struct vr_smaps_rollup - from /proc/<pid>/smaps_rollup, summed over all
  * the process's mappings.
  * @rss_bytes:	     Rss: resident memory.

@@ -369,6 +369,41 @@ gboolean vr_qmp_parse_chardev_socket(json_object *ret, const char *label, char *
 	return vr_qmp_parse_chardev_filename(label, filename, path, error);
 }
 
+gboolean vr_qmp_domain_check_memory(uint64_t memory_bytes, uint64_t vm_size_bytes, GError **error)
+{
+	if (memory_bytes <= vm_size_bytes)
+		return TRUE;
+	return invalid(error,
+		       "QEMU claims %" PRIu64 " bytes of guest memory (query-memory-size-summary) "
+		       "but its process maps only %" PRIu64 " bytes (VmSize): refused",
+		       memory_bytes, vm_size_bytes);
+}
+
+gboolean vr_qmp_domain_check_agent_socket(const char *agent_real, const char *qmp_dir_real,
+					  gboolean is_socket, uid_t owner_uid, uid_t qemu_uid,
+					  GError **error)
+{
+	g_autofree char *quote = vr_qmp_printable(agent_real, VR_QMP_MAX_QUOTE_BYTES);
+	gsize dir_len = strlen(qmp_dir_real);
+	gboolean under = strcmp(qmp_dir_real, "/") == 0 ?
+				 agent_real[0] == '/' :
+				 strncmp(agent_real, qmp_dir_real, dir_len) == 0 &&
+					 agent_real[dir_len] == '/';
+
+	if (!under)
+		return fail(error, VR_QMP_DOMAIN_ERROR_AGENT_PORT,
+			    "the agent socket %s is not in the QMP socket's folder %s", quote,
+			    qmp_dir_real);
+	if (!is_socket)
+		return fail(error, VR_QMP_DOMAIN_ERROR_AGENT_PORT,
+			    "the agent socket %s is not a socket", quote);
+	if (owner_uid != qemu_uid)
+		return fail(error, VR_QMP_DOMAIN_ERROR_AGENT_PORT,
+			    "the agent socket %s belongs to uid %u, not to QEMU's user (uid %u)",
+			    quote, (unsigned)owner_uid, (unsigned)qemu_uid);
+	return TRUE;
+}
+
 char *vr_qmp_domain_uuid_from_path(const char *socket_path)
 {
 	g_autofree char *canonical = g_canonicalize_filename(socket_path, NULL);

@@ -223,6 +223,37 @@ gboolean vr_qmp_parse_chardev_socket(json_object *ret, const char *label, char *
  */
 char *vr_qmp_domain_uuid_from_path(const char *socket_path);
 
+/* --- checks of QEMU's answers against what the host knows ------------------
+ * QEMU is no more trusted than its guest: under --qmp vreclaimd runs as root
+ * and would otherwise size the domain and connect where QEMU says. */
+
+/**
+ * vr_qmp_domain_check_memory() - may a QEMU process that maps @vm_size_bytes
+ * of virtual memory (VmSize of its /proc/<pid>/status) have a guest of
+ * @memory_bytes (query-memory-size-summary)? QEMU maps all of its guest's
+ * RAM, so a claim beyond its mapping is a lie or a broken QEMU. Pure.
+ * Return: FALSE with VR_QMP_DOMAIN_ERROR_INVALID naming both sizes.
+ */
+gboolean vr_qmp_domain_check_memory(uint64_t memory_bytes, uint64_t vm_size_bytes, GError **error);
+
+/**
+ * vr_qmp_domain_check_agent_socket() - may vreclaimd connect to the agent
+ * socket QEMU named in query-chardev? Only to one in the folder of the QMP
+ * socket the operator gave with --qmp, or below it, owned by the QEMU
+ * process's user: QEMU's own runtime folder, not a path a QEMU could point at
+ * another daemon's socket with. Pure.
+ * @agent_real:	 the agent socket's path with every symbolic link resolved
+ *		 (realpath()).
+ * @qmp_dir_real: the QMP socket's folder, likewise resolved.
+ * @is_socket:	 lstat() of @agent_real says it is a socket.
+ * @owner_uid:	 its owner (lstat()).
+ * @qemu_uid:	 the QEMU process's user (the owner of /proc/<pid>).
+ * Return: FALSE with VR_QMP_DOMAIN_ERROR_AGENT_PORT saying which rule failed.
+ */
+gboolean vr_qmp_domain_check_agent_socket(const char *agent_real, const char *qmp_dir_real,
+					  gboolean is_socket, uid_t owner_uid, uid_t qemu_uid,
+					  GError **error);
+
 /* --- the probe ------------------------------------------------------------ */
 
 /**

@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -777,7 +778,10 @@ Test(vreclaimd, sigterm)
  * appended to a record file that the test reads.
  */
 
-static pid_t fake_pid;	  /* the fake QEMU, 0 when none runs */
+static pid_t fake_pid; /* the fake QEMU, 0 when none runs */
+/* The fake QEMU claims twice the memory its process maps (VmSize), where a
+ * QEMU maps all of its guest's RAM; set before start_fake_qemu(). */
+static bool fake_lies_about_memory;
 static char *qmp_path;	  /* dir/qemu.qmp, its QMP socket */
 static char *record_path; /* dir/qmp-commands.txt, one command a line */
 
@@ -893,7 +897,20 @@ static char *fake_answer(const char *line, bool *negotiated, int record_fd)
 			ret = fake_lookup(name, args, &cls, &desc);
 		}
 	}
-	if (ret) {
+	if (ret && fake_lies_about_memory && !strcmp(name, "query-memory-size-summary")) {
+		g_autofree char *status = NULL;
+		const char *vm_size;
+
+		if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL) ||
+		    !(vm_size = strstr(status, "VmSize:")))
+			_exit(3);
+		json_object *sizes = json_object_new_object();
+		json_object_object_add(
+			sizes, "base-memory",
+			json_object_new_int64(
+				(int64_t)(g_ascii_strtoull(vm_size + 7, NULL, 10) * 2048)));
+		json_object_object_add(reply, "return", sizes);
+	} else if (ret) {
 		json_object_object_add(reply, "return", json_tokener_parse(ret));
 	} else {
 		json_object *err = json_object_new_object();
@@ -966,6 +983,11 @@ static G_NORETURN void fake_qemu_main(int ready)
 	record_fd = open(record_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (listen_fd < 0 || record_fd < 0 ||
 	    bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(listen_fd, 4) < 0)
+		_exit(2);
+	/* QEMU maps all of its guest's RAM: reserve as much address space. */
+	if (!fake_lies_about_memory &&
+	    mmap(NULL, FAKE_MEMORY_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0) == MAP_FAILED)
 		_exit(2);
 	if (write(ready, "1", 1) != 1)
 		_exit(2);
@@ -1225,6 +1247,24 @@ Test(vreclaimd_qmp, found_set_and_gone)
 			     "expected the node's domains kept, got %u", node_domains(doms));
 		cr_assert(d.libvirt_connected, "expected the libvirt connection kept");
 	}
+}
+
+/* A QEMU that claims more guest memory than its process maps is not taken
+ * (it would size every decision for the domain), and the daemon says why. */
+Test(vreclaimd_qmp, memory_beyond_its_mapping_is_refused)
+{
+	g_autoptr(vr_domain_status) st = NULL;
+
+	fake_lies_about_memory = true;
+	start_fake_qemu();
+	spawn_daemon(qmp_path);
+	wait_log("its process maps only");
+	wait_log("trying again every 5 s");
+	st = status_of(FAKE_NAME);
+	cr_assert_null(st, "expected no %s: its QEMU claims more memory than it maps; the log:\n%s",
+		       FAKE_NAME, daemon_log());
+	cr_assert(!daemon_exited(NULL), "expected vreclaimd to keep running; its log:\n%s",
+		  daemon_log());
 }
 
 Test(vreclaimd_qmp, socket_without_qemu)

@@ -68,6 +68,23 @@ Test(proc_status, parses_a_qemu_process)
 		     st.vm_swap_bytes);
 }
 
+Test(proc_status, vm_size_of_a_qemu_process)
+{
+	g_autofree char *text = fixture("qemu-status");
+	g_autofree char *kthread = fixture("kthread-status");
+	g_autoptr(GError) error = NULL;
+	uint64_t bytes = 1;
+
+	cr_assert(vr_proc_status_vm_size_parse(text, "qemu-status", &bytes, &error),
+		  "the fixture should parse: %s", error ? error->message : "");
+	cr_assert_eq(bytes, 2987880 * KIB, "VmSize: expected 2987880 kB, got %" PRIu64, bytes);
+	bytes = 77;
+	cr_assert_not(vr_proc_status_vm_size_parse(kthread, "kthread-status", &bytes, &error),
+		      "a kernel thread has no VmSize");
+	expect_invalid(error, "kthread-status", "VmSize", "kernel thread");
+	cr_assert_eq(bytes, 77, "a failed parse must leave the output alone");
+}
+
 Test(proc_status, a_kernel_thread_has_no_memory_fields)
 {
 	g_autofree char *text = fixture("kthread-status");

@@ -842,6 +842,56 @@ Test(qmp_domain_probe, balloon_reply_is_checked)
 			   "query-balloon;actual;negative", "bad balloon");
 }
 
+/* ---- QEMU's claims against what the host knows ---- */
+
+Test(qmp_domain_check, memory_within_the_mapping)
+{
+	g_autoptr(GError) err = NULL;
+
+	cr_assert(vr_qmp_domain_check_memory(512ULL << 20, 3ULL << 30, &err));
+	cr_assert(vr_qmp_domain_check_memory(1ULL << 30, 1ULL << 30, &err), "equal is fine");
+	cr_assert_not(vr_qmp_domain_check_memory(1ULL << 40, 3ULL << 30, &err),
+		      "1 TiB claimed by a process that maps 3 GiB");
+	assert_error(err, VR_QMP_DOMAIN_ERROR, VR_QMP_DOMAIN_ERROR_INVALID,
+		     "1099511627776;3221225472;VmSize", "a claim beyond the mapping");
+}
+
+Test(qmp_domain_check, agent_socket_rules)
+{
+	const uid_t qemu = 64055;
+	g_autoptr(GError) err = NULL;
+
+	cr_assert(vr_qmp_domain_check_agent_socket("/run/vm1/agent.sock", "/run/vm1", TRUE, qemu,
+						   qemu, &err));
+	cr_assert(vr_qmp_domain_check_agent_socket("/run/vm1/ch/agent.sock", "/run/vm1", TRUE, qemu,
+						   qemu, &err),
+		  "below the folder is fine");
+	cr_assert(vr_qmp_domain_check_agent_socket("/agent.sock", "/", TRUE, qemu, qemu, &err),
+		  "a QMP socket in / allows the whole tree");
+	cr_assert_not(vr_qmp_domain_check_agent_socket("/run/libvirt/libvirt-sock", "/run/vm1",
+						       TRUE, qemu, qemu, &err));
+	assert_error(err, VR_QMP_DOMAIN_ERROR, VR_QMP_DOMAIN_ERROR_AGENT_PORT,
+		     "libvirt-sock;not in the QMP socket's folder;/run/vm1", "another folder");
+	g_clear_error(&err);
+	cr_assert_not(vr_qmp_domain_check_agent_socket("/run/vm10/agent.sock", "/run/vm1", TRUE,
+						       qemu, qemu, &err),
+		      "a folder whose name only starts like the QMP socket's");
+	g_clear_error(&err);
+	cr_assert_not(vr_qmp_domain_check_agent_socket("/run/vm1", "/run/vm1", TRUE, qemu, qemu,
+						       &err),
+		      "the folder itself");
+	g_clear_error(&err);
+	cr_assert_not(vr_qmp_domain_check_agent_socket("/run/vm1/agent.sock", "/run/vm1", FALSE,
+						       qemu, qemu, &err));
+	assert_error(err, VR_QMP_DOMAIN_ERROR, VR_QMP_DOMAIN_ERROR_AGENT_PORT, "not a socket",
+		     "a regular file");
+	g_clear_error(&err);
+	cr_assert_not(vr_qmp_domain_check_agent_socket("/run/vm1/agent.sock", "/run/vm1", TRUE, 0,
+						       qemu, &err));
+	assert_error(err, VR_QMP_DOMAIN_ERROR, VR_QMP_DOMAIN_ERROR_AGENT_PORT, "uid 0;uid 64055",
+		     "a socket of root's, QEMU running as another user");
+}
+
 Test(qmp_domain_probe, unknown_pid)
 {
 	g_autoptr(vr_qemu_monitor) mon = fake_monitor();
