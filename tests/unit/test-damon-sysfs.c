@@ -2184,6 +2184,17 @@ static void put_refaults(uint64_t pgsteal_pages, uint64_t refault_pages)
 	tree_put(root, PROC "/vmstat", text);
 }
 
+/* A 6.12 tree with room for the page-level scheme's goals and filter. */
+static const struct skel skel_6_12_braked = {
+	.nr_regions = NR_GUEST_RANGES,
+	.nr_schemes = 2,
+	.nr_goals = 2,
+	.nr_filters = 1,
+	.goals = true,
+	.goal_metric = true,
+	.filters = true,
+};
+
 /* The page-level profile with a PSI goal and a refault_bytes goal. */
 static struct vr_policy *refault_braked(gboolean always_active)
 {
@@ -2201,18 +2212,11 @@ static struct vr_policy *refault_braked(gboolean always_active)
  * a goals update; the kernel measures the PSI goal itself. */
 Test(damon_backend, refault_goal_is_fed_each_period)
 {
-	const struct skel k = { .nr_regions = NR_GUEST_RANGES,
-				.nr_schemes = 2,
-				.nr_goals = 2,
-				.nr_filters = 1,
-				.goals = true,
-				.goal_metric = true,
-				.filters = true };
 	g_autoptr(vr_policy) p = refault_braked(TRUE);
 	const uint64_t t0 = G_MAXINT64 / 2, s1 = G_USEC_PER_SEC;
 	gpointer b;
 
-	make_tree(&k);
+	make_tree(&skel_6_12_braked);
 	put_meminfo(4 * 1024 * 1024, 3 * 1024 * 1024);
 	put_refaults(0, 1000);
 	b = open_backend();
@@ -2239,19 +2243,12 @@ Test(damon_backend, refault_goal_is_fed_each_period)
  * update until it wakes. */
 Test(damon_backend, refault_goal_waits_for_an_active_kdamond)
 {
-	const struct skel k = { .nr_regions = NR_GUEST_RANGES,
-				.nr_schemes = 2,
-				.nr_goals = 2,
-				.nr_filters = 1,
-				.goals = true,
-				.goal_metric = true,
-				.filters = true };
 	g_autoptr(vr_policy) p = refault_braked(FALSE);
 	const uint64_t t0 = G_MAXINT64 / 2, s1 = G_USEC_PER_SEC;
 	const uint64_t total_kib = 1000 * 1024;
 	gpointer b;
 
-	make_tree(&k);
+	make_tree(&skel_6_12_braked);
 	put_meminfo(total_kib, 600 * 1024); /* 600 per mille: above high (500) */
 	put_refaults(0, 0);
 	b = open_backend();
