@@ -327,26 +327,32 @@ gboolean vr_damon_config_over_budget(const struct vr_damon_config *cfg, uint64_t
 	return resident && freed_bytes > budget;
 }
 
+gboolean vr_damon_config_has_refault_goals(const struct vr_damon_config *cfg)
+{
+	for (guint i = 0; i < cfg->schemes->len; i++) {
+		const struct vr_damon_scheme *s = vr_damon_config_scheme(cfg, i);
+
+		for (guint g = 0; g < s->nr_goals && g < VR_MAX_QUOTA_GOALS; g++)
+			if (s->goals[g].refault_bytes)
+				return TRUE;
+	}
+	return FALSE;
+}
+
 gboolean vr_damon_config_feed_refaults(struct vr_damon_config *cfg, uint64_t refault_bytes,
 				       uint64_t elapsed_us)
 {
-	gboolean fed = FALSE;
-
-	for (guint i = 0; i < cfg->schemes->len; i++) {
+	for (guint i = 0; elapsed_us && i < cfg->schemes->len; i++) {
 		struct vr_damon_scheme *s = vr_damon_config_scheme(cfg, i);
 		unsigned __int128 per_window =
 			(unsigned __int128)refault_bytes * s->quota_reset_interval_ms * 1000;
 
-		for (guint g = 0; g < s->nr_goals && g < VR_MAX_QUOTA_GOALS; g++) {
-			if (!s->goals[g].refault_bytes)
-				continue;
-			fed = TRUE;
-			if (elapsed_us)
+		for (guint g = 0; g < s->nr_goals && g < VR_MAX_QUOTA_GOALS; g++)
+			if (s->goals[g].refault_bytes)
 				s->goals[g].current_value =
 					(uint64_t)MIN(per_window / elapsed_us, G_MAXUINT64);
-		}
 	}
-	return fed;
+	return vr_damon_config_has_refault_goals(cfg);
 }
 
 struct vr_damon_config *vr_damon_config_new_monitor(const struct vr_monitor_attrs *attrs,

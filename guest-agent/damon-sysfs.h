@@ -273,6 +273,12 @@ gboolean vr_damon_config_over_budget(const struct vr_damon_config *cfg, uint64_t
 				     uint64_t elapsed_us);
 
 /**
+ * vr_damon_config_has_refault_goals() - does a scheme of @cfg have a
+ * refault_bytes goal, whose current value the agent feeds? Pure.
+ */
+gboolean vr_damon_config_has_refault_goals(const struct vr_damon_config *cfg);
+
+/**
  * vr_damon_config_feed_refaults() - set the current value of every
  * refault_bytes goal of @cfg to the refaults of the last @elapsed_us
  * (@refault_bytes, vmstat's workingset refaults) per quota window of its

@@ -429,27 +429,46 @@ static gboolean damon_reclaim(gpointer backend, uint64_t bytes, uint64_t deadlin
 	return TRUE;
 }
 
-/* Will the kdamond serve a goals update now? Yes when its watermarks cannot
- * deactivate it, or the free memory is between every scheme's low and mid
- * watermarks: then it is active, or activates at its next check. */
-static gboolean takes_goals(struct damon_backend *b)
+/* Where the guest's free memory rate puts a scheme's watermarks: below
+ * mid and not below low it is active (or activates at its next check),
+ * above high or below low it rests; between mid and high it keeps what it
+ * was. A scheme without a watermark metric is always active. */
+enum wmark_zone {
+	WMARK_ACTIVE,
+	WMARK_EITHER,
+	WMARK_RESTING
+};
+
+static enum wmark_zone wmark_zone(const struct vr_damon_scheme *s, uint64_t rate)
+{
+	if (!s->wmarks_metric || strcmp(s->wmarks_metric, "free_mem_rate") != 0)
+		return WMARK_ACTIVE;
+	if (rate > s->wmarks_high || rate < s->wmarks_low)
+		return WMARK_RESTING;
+	return rate > s->wmarks_mid ? WMARK_EITHER : WMARK_ACTIVE;
+}
+
+/* Is every scheme in @zone at the guest's free memory now? FALSE when
+ * /proc/meminfo cannot be read. */
+static gboolean all_schemes_in(struct damon_backend *b, enum wmark_zone zone)
 {
 	struct vr_meminfo mi;
 	uint64_t rate;
 
-	if (!may_be_deactivated(b->config))
-		return TRUE;
 	if (!vr_meminfo_read(&b->paths, &mi, NULL))
 		return FALSE;
 	rate = vr_meminfo_free_mem_rate(&mi);
-	for (guint i = 0; i < b->config->schemes->len; i++) {
-		const struct vr_damon_scheme *s = vr_damon_config_scheme(b->config, i);
-
-		if (strcmp(s->wmarks_metric, "none") != 0 &&
-		    (rate > s->wmarks_mid || rate < s->wmarks_low))
+	for (guint i = 0; i < b->config->schemes->len; i++)
+		if (wmark_zone(vr_damon_config_scheme(b->config, i), rate) != zone)
 			return FALSE;
-	}
 	return TRUE;
+}
+
+/* Will the kdamond serve a goals update now? Yes when its watermarks cannot
+ * deactivate it, or when every scheme is active for sure. */
+static gboolean takes_goals(struct damon_backend *b)
+{
+	return !may_be_deactivated(b->config) || all_schemes_in(b, WMARK_ACTIVE);
 }
 
 /* Follow the guest's free memory with the resident quotas, by a commit:
@@ -480,12 +499,14 @@ static void raise_resident_quotas(struct damon_backend *b, const struct period *
 /* Feed the refault_bytes goals the refaults of @p, by a goals update. */
 static void feed_refault_goals(struct damon_backend *b, const struct period *p)
 {
-	g_autoptr(vr_damon_config) fed = vr_damon_config_copy(b->config);
+	g_autoptr(vr_damon_config) fed = NULL;
 	g_autoptr(GError) local = NULL;
 
-	if (!p->known || !p->elapsed_us ||
-	    !vr_damon_config_feed_refaults(fed, p->refault_bytes, p->elapsed_us) || !takes_goals(b))
+	if (!p->known || !p->elapsed_us || !vr_damon_config_has_refault_goals(b->config) ||
+	    !takes_goals(b))
 		return;
+	fed = vr_damon_config_copy(b->config);
+	vr_damon_config_feed_refaults(fed, p->refault_bytes, p->elapsed_us);
 	if (!vr_damon_sysfs_commit_goals(&b->paths, fed, &b->caps, &local)) {
 		g_warning("damon: cannot feed the refault goals: %s", local->message);
 		return;
@@ -522,25 +543,12 @@ static uint64_t damon_tick(gpointer backend, uint64_t now_us)
 	return MIN(DAMON_TICK_US, b->raise_at_us - now_us);
 }
 
-/* Do all schemes rest on their watermarks for sure (free memory above high
- * or below low)? Then the kdamond answers a refresh only at its next
- * watermark check (5 s by default), and its counters do not move anyway. */
+/* Do all schemes rest on their watermarks for sure? Then the kdamond
+ * answers a refresh only at its next watermark check (5 s by default), and
+ * its counters do not move anyway. */
 static gboolean all_resting(struct damon_backend *b)
 {
-	struct vr_meminfo mi;
-
-	if (!vr_meminfo_read(&b->paths, &mi, NULL))
-		return FALSE;
-	uint64_t rate = vr_meminfo_free_mem_rate(&mi);
-	for (guint i = 0; i < b->config->schemes->len; i++) {
-		const struct vr_damon_scheme *s = vr_damon_config_scheme(b->config, i);
-
-		if (strcmp(s->wmarks_metric, "free_mem_rate") != 0)
-			return FALSE;
-		if (rate <= s->wmarks_high && rate >= s->wmarks_low)
-			return FALSE;
-	}
-	return TRUE;
+	return all_schemes_in(b, WMARK_RESTING);
 }
 
 static gboolean damon_read_stats(gpointer backend, struct vr_backend_stats *out, GError **error)

@@ -599,6 +599,8 @@ Test(damon_config, refault_goal_is_fed_per_window)
 	none = config_ok(plain, &caps);
 	cr_expect_not(vr_damon_config_feed_refaults(none, 10 * MIB, G_USEC_PER_SEC),
 		      "no refault goal: nothing to commit");
+	cr_expect(vr_damon_config_has_refault_goals(cfg));
+	cr_expect_not(vr_damon_config_has_refault_goals(none));
 }
 
 Test(damon_config, weights_are_scaled_only_when_too_large)
