@@ -78,6 +78,10 @@ static void agent_maybe_compact(struct vr_agent *agent, uint64_t now_us)
 			g_debug("the swap-cache release reclaimed %" G_GUINT64_FORMAT " bytes",
 				(guint64)released);
 	}
+	if (agent->no_compaction) {
+		vr_compact_done(&agent->compact, now_us, reclaimed);
+		return;
+	}
 	gboolean ok = vr_compact_memory(&agent->paths, &error);
 	vr_compact_done(&agent->compact, now_us, reclaimed);
 	if (!ok) {
@@ -303,6 +307,7 @@ int main(int argc, char **argv)
 	g_autofree char *cgroup = NULL;
 	g_autofree char *dev = NULL;
 	gboolean start_paused = FALSE;
+	gboolean no_compaction = FALSE;
 	gint reporting_order = -1;
 	gboolean verbose = FALSE;
 	gboolean version = FALSE;
@@ -322,6 +327,10 @@ int main(int argc, char **argv)
 		  "ms between unsolicited reports, 0 for none (default 10000)", "MS" },
 		{ "paused", 0, 0, G_OPTION_ARG_NONE, &start_paused,
 		  "start paused: reclaim only after a resume request", NULL },
+		{ "no-compaction", 0, 0, G_OPTION_ARG_NONE, &no_compaction,
+		  "never compact memory after reclaim (free page reporting then returns only "
+		  "blocks that reclaim freed whole)",
+		  NULL },
 		{ "reporting-order", 0, 0, G_OPTION_ARG_INT, &reporting_order,
 		  "free page reporting order while the agent runs, 0..10 (blocks of 4 KiB << "
 		  "ORDER; default: the kernel's, 9 = 2 MiB on x86)",
@@ -384,6 +393,7 @@ int main(int argc, char **argv)
 			.cgroup = cgroup ? cgroup : "/sys/fs/cgroup",
 		},
 		.paused = start_paused,
+		.no_compaction = no_compaction,
 		.started_us = vr_agent_now_us(),
 		.fpr_order_restore = -1,
 	};

@@ -45,6 +45,8 @@
  * @fpr_order_restore:	the reporting order to put back at exit (the
  *			kernel's before --reporting-order), -1 for none.
  * @compact:		compaction state (compact.h).
+ * @no_compaction:	--no-compaction: never compact after reclaim (the
+ *			swap-cache release still runs).
  * @nr_compactions:	compactions done.
  * @channel, @reader:	the host channel and its line framing (owned).
  * @kernel_release:	uname release (owned).
@@ -70,6 +72,7 @@ struct vr_agent {
 	struct vr_free_page_reporting fpr;
 	int fpr_order_restore;
 	struct vr_compact_state compact;
+	bool no_compaction;
 	uint64_t nr_compactions;
 	struct vr_channel *channel;
 	struct vr_proto_reader *reader;

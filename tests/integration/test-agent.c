@@ -489,6 +489,52 @@ Test(agent, stats_count_what_the_guest_kernel_reclaimed_since_the_agent_started)
 		     s.reclaimed_bytes);
 }
 
+/* Make the fake guest's vmstat say that 20 MiB more went to swap, then
+ * wait up to 3 s (three agent ticks) for the agent's stats to count @want compactions. */
+static uint64_t compactions_after_reclaim(struct vr_agent_client *c, uint64_t want)
+{
+	struct vr_agent_stats s;
+
+	tree_put(root, "proc/vmstat",
+		 "nr_free_pages 150000\npswpin 7\npswpout 6120\n"
+		 "pgsteal_kswapd 900\npgsteal_file 500\n");
+	for (int i = 0; i < 30; i++) {
+		s = get_stats(c);
+		if (s.compactions >= want)
+			break;
+		g_usleep(100000);
+	}
+	return s.compactions;
+}
+
+Test(agent, compacts_memory_after_enough_reclaim)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	g_autofree char *written = NULL;
+
+	cr_assert_eq(compactions_after_reclaim(c, 1), 1, "20 MiB reclaimed: one compaction");
+	written = tree_get(root, "proc/sys/vm/compact_memory");
+	cr_expect_str_eq(written, "1", "compact_memory written");
+}
+
+static void setup_no_compaction(void)
+{
+	static const char *const extra[] = { "--no-compaction", NULL };
+
+	fake_guest();
+	start_agent(extra);
+}
+
+Test(agent, no_compaction_leaves_compact_memory_alone, .init = setup_no_compaction)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	g_autofree char *written = NULL;
+
+	cr_expect_eq(compactions_after_reclaim(c, 1), 0, "--no-compaction: no compaction");
+	written = tree_get(root, "proc/sys/vm/compact_memory");
+	cr_expect_str_eq(written, "", "compact_memory never written");
+}
+
 Test(agent, reports_come_at_the_interval_set_by_the_policy)
 {
 	g_autoptr(vr_agent_client) c = connect_agent();
