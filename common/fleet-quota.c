@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent-region.h"
+#include "fleet-credit.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-fleet-error-quark, vr_fleet_error)
@@ -237,27 +238,26 @@ uint64_t vr_fleet_available_bytes(const struct vr_fleet_domain *d)
 
 /*
  * The threshold score: @rest_bytes (less than @sum_bytes, the sum of
- * @offer_bytes) split in proportion to @offer_bytes into @shares_bytes. Each
+ * @offer_bytes) split in proportion to @offer_bytes into @part_bytes. Each
  * gets the rounded-down part; the bytes left by rounding go one each to the
  * largest remainders, ties to the lower index. Since @rest_bytes < @sum_bytes,
  * a domain's part is below its offer, so the extra byte never exceeds it.
  */
 static void split_threshold(const uint64_t *offer_bytes, size_t nr, unsigned __int128 sum_bytes,
-			    uint64_t rest_bytes, uint64_t *shares_bytes)
+			    uint64_t rest_bytes, uint64_t *part_bytes)
 {
 	g_autofree unsigned __int128 *rem = g_new0(unsigned __int128, nr);
-	g_autofree bool *bumped = g_new0(bool, nr);
 	uint64_t given_bytes = 0;
 
 	for (size_t i = 0; i < nr; i++) {
 		unsigned __int128 scaled = (unsigned __int128)rest_bytes * offer_bytes[i];
-		uint64_t part = (uint64_t)(scaled / sum_bytes);
 
+		part_bytes[i] = (uint64_t)(scaled / sum_bytes);
 		rem[i] = scaled % sum_bytes;
-		shares_bytes[i] += part;
-		given_bytes += part;
+		given_bytes += part_bytes[i];
 	}
 	/* Fewer bytes left over than domains with an offer: each gets at most one. */
+	g_autofree bool *bumped = g_new0(bool, nr);
 	for (uint64_t extra = rest_bytes - given_bytes; extra > 0; extra--) {
 		size_t best = nr;
 
@@ -270,16 +270,91 @@ static void split_threshold(const uint64_t *offer_bytes, size_t nr, unsigned __i
 		if (best == nr)
 			break; /* cannot happen: see above */
 		bumped[best] = true;
-		shares_bytes[best]++;
+		part_bytes[best]++;
 	}
+}
+
+/**
+ * struct fleet_walk - the state of vr_fleet_distribute()'s walks.
+ * @hist_bytes:	per domain, its histogram less what the walks took (nr
+ *		rows of VR_MAX_SCORE + 1).
+ * @left_bytes:	per domain, what it may still give in this walk.
+ * @offer_bytes, @part_bytes: per domain, scratch of one adjusted score.
+ * @quota_left:	the quota not shared yet, bytes.
+ */
+struct fleet_walk {
+	uint64_t (*hist_bytes)[VR_MAX_SCORE + 1];
+	uint64_t *left_bytes;
+	uint64_t *offer_bytes;
+	uint64_t *part_bytes;
+	uint64_t quota_left;
+};
+
+/* Takes @bytes at @score from domain @i: its share, its histogram, its limit. */
+static void walk_take(struct fleet_walk *w, size_t i, int score, uint64_t bytes,
+		      uint64_t *shares_bytes)
+{
+	shares_bytes[i] += bytes;
+	w->hist_bytes[i][score] -= bytes;
+	w->left_bytes[i] -= bytes;
+}
+
+/* One walk from the highest adjusted score down while the quota lasts. */
+static void fleet_walk(const struct vr_fleet_domain *domains, size_t nr, struct fleet_walk *w,
+		       uint64_t *shares_bytes)
+{
+	for (int adjusted = VR_FLEET_MAX_ADJUSTED_SCORE; adjusted >= 0 && w->quota_left;
+	     adjusted--) {
+		unsigned __int128 sum_bytes = 0;
+
+		for (size_t i = 0; i < nr; i++) {
+			int score = adjusted - (int)(VR_FLEET_MAX_PRIORITY - domains[i].priority);
+
+			w->offer_bytes[i] = 0;
+			if (!w->left_bytes[i] || score < 0 || score > VR_MAX_SCORE)
+				continue;
+			w->offer_bytes[i] = MIN(w->hist_bytes[i][score], w->left_bytes[i]);
+			sum_bytes += w->offer_bytes[i];
+		}
+		if (sum_bytes == 0)
+			continue;
+		if (sum_bytes > w->quota_left) {
+			split_threshold(w->offer_bytes, nr, sum_bytes, w->quota_left,
+					w->part_bytes);
+			memcpy(w->offer_bytes, w->part_bytes, nr * sizeof(*w->offer_bytes));
+			sum_bytes = w->quota_left;
+		}
+		for (size_t i = 0; i < nr; i++) {
+			int score = adjusted - (int)(VR_FLEET_MAX_PRIORITY - domains[i].priority);
+
+			if (w->offer_bytes[i])
+				walk_take(w, i, score, w->offer_bytes[i], shares_bytes);
+		}
+		w->quota_left -= (uint64_t)sum_bytes;
+	}
+}
+
+/* What @d may give in the first walk: as without credit when its credit
+ * is full (so that its offers at the threshold weigh as before), else its
+ * credit's part of min(@quota_bytes, its available bytes). */
+static uint64_t credit_limit(const struct vr_fleet_domain *d, uint64_t quota_bytes)
+{
+	uint64_t base = MIN(quota_bytes, vr_fleet_available_bytes(d));
+
+	if (d->credit_permille >= VR_FLEET_CREDIT_FULL_PERMILLE)
+		return give_limit(d);
+	return (uint64_t)((unsigned __int128)base * d->credit_permille /
+			  VR_FLEET_CREDIT_FULL_PERMILLE);
 }
 
 gboolean vr_fleet_distribute(const struct vr_fleet_domain *domains, size_t nr, uint64_t quota_bytes,
 			     uint64_t *shares_bytes, GError **error)
 {
+	g_autofree uint64_t(*hist_bytes)[VR_MAX_SCORE + 1] = NULL;
 	g_autofree uint64_t *left_bytes = NULL;
 	g_autofree uint64_t *offer_bytes = NULL;
-	uint64_t quota_left = quota_bytes;
+	g_autofree uint64_t *part_bytes = NULL;
+	struct fleet_walk w;
 
 	if (nr == 0)
 		return TRUE;
@@ -295,34 +370,28 @@ gboolean vr_fleet_distribute(const struct vr_fleet_domain *domains, size_t nr, u
 			return FALSE;
 		}
 	}
+	hist_bytes = g_malloc_n(nr, sizeof(*hist_bytes));
 	left_bytes = g_new0(uint64_t, nr);
 	offer_bytes = g_new0(uint64_t, nr);
+	part_bytes = g_new0(uint64_t, nr);
 	for (size_t i = 0; i < nr; i++)
-		left_bytes[i] = give_limit(&domains[i]);
+		memcpy(hist_bytes[i], domains[i].hist_bytes, sizeof(hist_bytes[i]));
+	w = (struct fleet_walk){
+		.hist_bytes = hist_bytes,
+		.left_bytes = left_bytes,
+		.offer_bytes = offer_bytes,
+		.part_bytes = part_bytes,
+		.quota_left = quota_bytes,
+	};
 
-	for (int adjusted = VR_FLEET_MAX_ADJUSTED_SCORE; adjusted >= 0 && quota_left; adjusted--) {
-		unsigned __int128 sum_bytes = 0;
-
-		for (size_t i = 0; i < nr; i++) {
-			int score = adjusted - (int)(VR_FLEET_MAX_PRIORITY - domains[i].priority);
-
-			offer_bytes[i] = 0;
-			if (!left_bytes[i] || score < 0 || score > VR_MAX_SCORE)
-				continue;
-			offer_bytes[i] = MIN(domains[i].hist_bytes[score], left_bytes[i]);
-			sum_bytes += offer_bytes[i];
-		}
-		if (sum_bytes == 0)
-			continue;
-		if (sum_bytes > quota_left) {
-			split_threshold(offer_bytes, nr, sum_bytes, quota_left, shares_bytes);
-			break;
-		}
-		for (size_t i = 0; i < nr; i++) {
-			shares_bytes[i] += offer_bytes[i];
-			left_bytes[i] -= offer_bytes[i];
-		}
-		quota_left -= (uint64_t)sum_bytes;
-	}
+	/* First walk: each domain within its credit. */
+	for (size_t i = 0; i < nr; i++)
+		left_bytes[i] = credit_limit(&domains[i], quota_bytes);
+	fleet_walk(domains, nr, &w, shares_bytes);
+	/* Second walk: the rest, to whoever can still give. */
+	for (size_t i = 0; i < nr; i++)
+		left_bytes[i] =
+			give_limit(&domains[i]) - MIN(shares_bytes[i], give_limit(&domains[i]));
+	fleet_walk(domains, nr, &w, shares_bytes);
 	return TRUE;
 }

@@ -243,6 +243,12 @@ void vr_fleet_offer_hold_reset(struct vr_fleet_offer_hold *hold);
  *			(vr_fleet_cold_histogram()).
  * @eligible:		false for a domain that cannot give this window
  *			(paused, no agent, no picture yet): its share is 0.
+ * @credit_permille:	its fleet credit (struct vr_fleet_credit),
+ *			0..VR_FLEET_CREDIT_FULL_PERMILLE (more is read as
+ *			full): how much of min(quota, its available bytes) it
+ *			is trusted with before the others are served (see
+ *			vr_fleet_distribute()). Full for a domain the host
+ *			has no reason to doubt.
  */
 struct vr_fleet_domain {
 	const char *name;
@@ -251,6 +257,7 @@ struct vr_fleet_domain {
 	uint64_t guaranteed_bytes;
 	uint64_t hist_bytes[VR_MAX_SCORE + 1];
 	bool eligible;
+	uint32_t credit_permille;
 };
 
 /**
@@ -300,6 +307,17 @@ uint64_t vr_fleet_available_bytes(const struct vr_fleet_domain *d);
  * max(0, rss - guaranteed): once it reaches that it offers nothing more, and
  * what it could not give goes to the next bytes in the walk. Ineligible
  * domains get 0.
+ *
+ * The fleet credit makes it two walks. In the first, a domain below full
+ * credit gives at most credit_permille / 1000 of min(@quota_bytes, its
+ * available bytes) (rounded down; a domain of full credit is not limited);
+ * what it could not give goes to the next bytes in the walk, so the
+ * domains that give back are served first. The second walk, over what the
+ * first left of every domain's histogram, shares the rest of the quota as
+ * before: a domain with little credit still gets what no one else can take.
+ * When every domain has full credit the first walk is the whole
+ * distribution, and when every one has 0 the second is: both as without
+ * credit.
  *
  * So: the sum of the shares is exactly min(@quota_bytes, the sum of
  * vr_fleet_available_bytes()); each share is at most the domain's available

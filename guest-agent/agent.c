@@ -148,7 +148,7 @@ static void agent_on_data(struct vr_channel *ch, const char *buf, gsize len, gpo
 		gsize line_len = 0;
 		if (!vr_proto_reader_next(agent->reader, &line, &line_len, &error)) {
 			/* A line too long to read: answer it, go on with the next. */
-			g_warning("from the host: %s", error->message);
+			vr_agent_warn_host(agent, "from the host: %s", error->message);
 			g_autofree char *reply = vr_proto_encode_gerror(0, error);
 			agent_send(agent, reply);
 			continue;
@@ -397,6 +397,7 @@ int main(int argc, char **argv)
 		.started_us = vr_agent_now_us(),
 		.fpr_order_restore = -1,
 	};
+	vr_ratelimit_init(&agent.host_log, VR_AGENT_HOST_LOG_INTERVAL_US, VR_AGENT_HOST_LOG_BURST);
 	agent.kernel_release = vr_kernel_release(&agent.paths);
 	struct vr_vmstat_reclaim vmstat;
 	if (vr_vmstat_reclaim_read(&agent.paths, &vmstat, &error)) {

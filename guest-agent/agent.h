@@ -15,6 +15,7 @@
 #include "free-page-reporting.h"
 #include "policy.h"
 #include "protocol.h"
+#include "ratelimit.h"
 
 /**
  * struct vr_agent - one agent.
@@ -50,6 +51,8 @@
  * @nr_compactions:	compactions done.
  * @channel, @reader:	the host channel and its line framing (owned).
  * @kernel_release:	uname release (owned).
+ * @host_log:		the rate limit of warnings the host's lines cause
+ *			(vr_agent_warn_host()).
  */
 struct vr_agent {
 	struct vr_agent_paths paths;
@@ -77,7 +80,24 @@ struct vr_agent {
 	struct vr_channel *channel;
 	struct vr_proto_reader *reader;
 	char *kernel_release;
+	struct vr_ratelimit host_log;
 };
+
+/*
+ * Warnings caused by what the host (or a local client of the agent's
+ * socket) sends: at most VR_AGENT_HOST_LOG_BURST per
+ * VR_AGENT_HOST_LOG_INTERVAL_US. A peer sending garbage made the agent log
+ * one warning per line (190 MB in 40 s, issue 16); the others are counted
+ * and the next warning logged says how many.
+ */
+#define VR_AGENT_HOST_LOG_BURST	      3
+#define VR_AGENT_HOST_LOG_INTERVAL_US (10 * G_USEC_PER_SEC)
+
+/**
+ * vr_agent_warn_host() - a warning about what the host sent (printf
+ * @format), within @agent->host_log's rate limit.
+ */
+void vr_agent_warn_host(struct vr_agent *agent, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 /**
  * vr_agent_handle_line() - serve one request line from the host: decode it,

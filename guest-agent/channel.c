@@ -19,6 +19,7 @@
 
 #include "backend.h"
 #include "kernel-file.h"
+#include "ratelimit.h"
 
 /* How often a virtio-serial port whose host is away is reopened, ms: a
  * host that connects waits at most this long for its first reply. The
@@ -28,6 +29,11 @@
 
 /* Bytes read per wakeup. */
 #define VR_CHANNEL_READ_CHUNK 16384
+
+/* Warnings that the host does not read its replies: one per 10 s. A peer
+ * that sends and never reads would make one per line. */
+#define VR_CHANNEL_DROP_LOG_INTERVAL_US (10 * G_USEC_PER_SEC)
+#define VR_CHANNEL_DROP_LOG_BURST	1
 
 struct vr_channel {
 	enum vr_channel_kind kind;
@@ -46,7 +52,8 @@ struct vr_channel {
 	guint out_watch;
 	guint reopen_timer;
 	bool connected;
-	GString *out; /* queued bytes not yet written */
+	GString *out;		      /* queued bytes not yet written */
+	struct vr_ratelimit drop_log; /* "does not read" warnings */
 };
 
 static void channel_close_stream(struct vr_channel *ch);
@@ -312,7 +319,13 @@ bool vr_channel_send(struct vr_channel *ch, const char *buf, gsize len)
 	if (ch->fd < 0)
 		return false;
 	if (ch->out->len + len > VR_CHANNEL_MAX_QUEUE_BYTES) {
-		g_warning("host on %s does not read: dropped %zu bytes", ch->description, len);
+		uint64_t suppressed = 0;
+
+		if (vr_ratelimit_pass(&ch->drop_log, g_get_monotonic_time(), &suppressed))
+			g_warning(
+				"host on %s does not read: dropped %zu bytes (and %" G_GUINT64_FORMAT
+				" more replies since the last warning)",
+				ch->description, len, (guint64)suppressed);
 		return false;
 	}
 	g_string_append_len(ch->out, buf, (gssize)len);
@@ -345,6 +358,8 @@ struct vr_channel *vr_channel_new(const struct vr_channel_address *addr,
 	ch->user = user;
 	ch->fd = ch->listen_fd = -1;
 	ch->out = g_string_new(NULL);
+	vr_ratelimit_init(&ch->drop_log, VR_CHANNEL_DROP_LOG_INTERVAL_US,
+			  VR_CHANNEL_DROP_LOG_BURST);
 
 	switch (addr->kind) {
 	case VR_CHANNEL_VIRTIO_PORT:

@@ -133,7 +133,7 @@ static char *serve_set_policy(struct vr_agent *agent, struct vr_proto_request *r
 	if (!agent->paused) {
 		/* All or nothing: the backend keeps the old scheme on error. */
 		if (!agent->ops->apply_policy(agent->backend, args->policy, &error)) {
-			g_warning("set-policy refused: %s", error->message);
+			vr_agent_warn_host(agent, "set-policy refused: %s", error->message);
 			return vr_proto_encode_gerror(req->id, error);
 		}
 		agent->applied = true;
@@ -162,8 +162,8 @@ static char *serve_reclaim(struct vr_agent *agent, struct vr_proto_request *req)
 	struct vr_proto_reclaim_result res = { 0 };
 	if (!agent->ops->reclaim(agent->backend, req->reclaim.bytes, req->reclaim.deadline_ms,
 				 &res.reclaimed_bytes, &error)) {
-		g_warning("reclaim of %" G_GUINT64_FORMAT " bytes failed: %s",
-			  (guint64)req->reclaim.bytes, error->message);
+		vr_agent_warn_host(agent, "reclaim of %" G_GUINT64_FORMAT " bytes failed: %s",
+				   (guint64)req->reclaim.bytes, error->message);
 		return vr_proto_encode_gerror(req->id, error);
 	}
 	res.elapsed_ms = (vr_agent_now_us() - start) / 1000;
@@ -212,7 +212,7 @@ static char *serve_resume(struct vr_agent *agent, uint32_t id)
 		ok = agent->ops->resume(agent->backend, &error) &&
 		     (agent->applied || agent_apply(agent, &error));
 	if (!ok) {
-		g_warning("resume failed: %s", error->message);
+		vr_agent_warn_host(agent, "resume failed: %s", error->message);
 		return vr_proto_encode_gerror(id, error);
 	}
 	agent->paused = false;
@@ -220,12 +220,30 @@ static char *serve_resume(struct vr_agent *agent, uint32_t id)
 	return vr_proto_encode_empty(id);
 }
 
+void vr_agent_warn_host(struct vr_agent *agent, const char *format, ...)
+{
+	uint64_t suppressed = 0;
+	va_list ap;
+
+	if (!vr_ratelimit_pass(&agent->host_log, (int64_t)vr_agent_now_us(), &suppressed))
+		return;
+	va_start(ap, format);
+	g_autofree char *message = g_strdup_vprintf(format, ap);
+	va_end(ap);
+	if (suppressed)
+		g_warning("%s (and %" G_GUINT64_FORMAT
+			  " more warnings about what the host sent, not logged)",
+			  message, (guint64)suppressed);
+	else
+		g_warning("%s", message);
+}
+
 char *vr_agent_handle_line(struct vr_agent *agent, const char *line, gsize len)
 {
 	g_auto(vr_proto_request) req = { 0 };
 	g_autoptr(GError) error = NULL;
 	if (!vr_proto_decode_request(line, len, &req, &error)) {
-		g_warning("bad request from the host: %s", error->message);
+		vr_agent_warn_host(agent, "bad request from the host: %s", error->message);
 		return vr_proto_encode_gerror(req.id, error);
 	}
 	g_debug("request %u: %s", req.id, vr_proto_command_name(req.command));

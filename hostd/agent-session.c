@@ -31,6 +31,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "guest-bounds.h"
+#include "ratelimit.h"
+
 /* clang-format off */
 G_DEFINE_QUARK(vr-agent-session-error-quark, vr_agent_session_error)
 /* clang-format on */
@@ -41,6 +44,10 @@ G_DEFINE_QUARK(vr-agent-session-error-quark, vr_agent_session_error)
 /* Bytes queued for the agent at most: the agent reads what it is sent
  * unless the channel is stuck; 16 lines of the largest size fit. */
 #define SESSION_MAX_OUT_BYTES (16 * VR_PROTO_MAX_LINE)
+
+/* Messages of one kind logged per warn_interval_ms (enum warn_kind); the
+ * others are counted and the next one logged says how many. */
+#define SESSION_LOG_BURST 1
 
 /* Bytes of a line shown in a debug message; the rest is cut. */
 #define SESSION_DEBUG_LINE_BYTES 4096
@@ -78,6 +85,7 @@ enum warn_kind {
 	WARN_STRAY,   /* a reply to no request */
 	WARN_NO_ID,   /* an error reply without an id */
 	WARN_LIE,     /* a claim beyond the guest's memory */
+	WARN_RESTART, /* the agent's counters went back (a message, not a warning) */
 	NR_WARN_KINDS,
 };
 
@@ -142,7 +150,7 @@ struct late_call {
  * @have_seq, @last_seq: the last report's number.
  * @counters:	see struct vr_agent_session_counters.
  * @last_error:	see vr_agent_session_last_error().
- * @warned, @warn_last_us, @warn_suppressed: the warning rate limit per kind.
+ * @warn_limits: the rate limit of the messages of each kind.
  */
 struct vr_agent_session {
 	guint ref;
@@ -184,9 +192,7 @@ struct vr_agent_session {
 
 	struct vr_agent_session_counters counters;
 	char *last_error;
-	gboolean warned[NR_WARN_KINDS];
-	gint64 warn_last_us[NR_WARN_KINDS];
-	guint warn_suppressed[NR_WARN_KINDS];
+	struct vr_ratelimit warn_limits[NR_WARN_KINDS];
 };
 
 static void session_connect(struct vr_agent_session *s);
@@ -255,6 +261,14 @@ gboolean vr_agent_session_check_stats(const struct vr_agent_session_limits *limi
 		g_set_error(error, VR_AGENT_SESSION_ERROR, VR_AGENT_SESSION_ERROR_LIE,
 			    "the agent claims %" PRIu64 " bytes of memory, the guest has %" PRIu64,
 			    stats->mem_total_bytes, limits->guest_mem_bytes);
+		return FALSE;
+	}
+	if (stats->reportable_free_bytes > stats->mem_total_bytes) {
+		g_set_error(error, VR_AGENT_SESSION_ERROR, VR_AGENT_SESSION_ERROR_LIE,
+			    "the agent claims %" PRIu64
+			    " bytes of reportable free memory, more than its %" PRIu64
+			    " bytes of memory",
+			    stats->reportable_free_bytes, stats->mem_total_bytes);
 		return FALSE;
 	}
 	return TRUE;
@@ -409,24 +423,28 @@ static void session_set_last_error(struct vr_agent_session *s, const char *messa
 	s->last_error = g_strdup(message);
 }
 
-/* A warning of @kind, unless one was logged less than warn_interval_ms ago. */
-static void session_warn(struct vr_agent_session *s, enum warn_kind kind, const char *message)
+/* A message of @kind at @level, unless one was logged less than
+ * warn_interval_ms ago: the guest decides how often these happen. */
+static void session_log_limited(struct vr_agent_session *s, enum warn_kind kind,
+				GLogLevelFlags level, const char *message)
 {
-	gint64 now_us = g_get_monotonic_time();
+	uint64_t suppressed = 0;
 
-	if (s->warned[kind] &&
-	    now_us - s->warn_last_us[kind] < (gint64)s->limits.warn_interval_ms * 1000) {
-		s->warn_suppressed[kind]++;
+	if (!vr_ratelimit_pass(&s->warn_limits[kind], g_get_monotonic_time(), &suppressed)) {
+		s->counters.log_suppressed = vr_u64_add_sat(s->counters.log_suppressed, 1);
 		return;
 	}
-	if (s->warn_suppressed[kind])
-		g_warning("%s (and %u more like it, not logged)", message,
-			  s->warn_suppressed[kind]);
+	if (suppressed)
+		g_log(G_LOG_DOMAIN, level,
+		      "%s (and %" G_GUINT64_FORMAT " more like it, not logged)", message,
+		      suppressed);
 	else
-		g_warning("%s", message);
-	s->warned[kind] = TRUE;
-	s->warn_last_us[kind] = now_us;
-	s->warn_suppressed[kind] = 0;
+		g_log(G_LOG_DOMAIN, level, "%s", message);
+}
+
+static void session_warn(struct vr_agent_session *s, enum warn_kind kind, const char *message)
+{
+	session_log_limited(s, kind, G_LOG_LEVEL_WARNING, message);
 }
 
 /* The raw line at debug level, escaped (a guest's bytes never reach a log
@@ -837,11 +855,14 @@ static gboolean session_stats_seen(struct vr_agent_session *s, const struct vr_a
 	gboolean restarted = FALSE;
 
 	if (seq && s->have_seq) {
+		/* Saturating: a guest that fakes restarts picks the numbers. */
 		if (*seq < s->last_seq) {
 			restarted = TRUE;
-			s->counters.reports_lost += *seq; /* 0..seq-1 of the new run */
+			s->counters.reports_lost = vr_u64_add_sat(
+				s->counters.reports_lost, *seq); /* 0..seq-1 of the new run */
 		} else if (*seq > s->last_seq + 1) {
-			s->counters.reports_lost += *seq - s->last_seq - 1;
+			s->counters.reports_lost =
+				vr_u64_add_sat(s->counters.reports_lost, *seq - s->last_seq - 1);
 		}
 	}
 	if (s->have_stats && vr_agent_stats_went_back(&s->last_stats, stats))
@@ -858,9 +879,11 @@ static gboolean session_stats_seen(struct vr_agent_session *s, const struct vr_a
 	if (!restarted)
 		return TRUE;
 	s->counters.agent_restarts++;
-	g_message("domain %s: the agent restarted (its uptime went from %" PRIu64 " to %" PRIu64
-		  " ms)",
-		  s->domain, last.uptime_ms, stats->uptime_ms);
+	g_autofree char *message =
+		g_strdup_printf("domain %s: the agent restarted (its uptime went from %" PRIu64
+				" to %" PRIu64 " ms)",
+				s->domain, last.uptime_ms, stats->uptime_ms);
+	session_log_limited(s, WARN_RESTART, G_LOG_LEVEL_MESSAGE, message);
 	if (s->ops.restarted)
 		s->ops.restarted(s, &last, stats, s->user_data);
 	return !session_gone(s, gen);
@@ -1131,6 +1154,9 @@ struct vr_agent_session *vr_agent_session_new(const char *domain, const char *pa
 	s->late_cap = limits->max_pending * SESSION_LATE_PER_PENDING;
 	s->late = g_new0(struct late_call, s->late_cap);
 	s->backoff_ms = limits->backoff_initial_ms;
+	for (guint k = 0; k < NR_WARN_KINDS; k++)
+		vr_ratelimit_init(&s->warn_limits[k], (uint64_t)limits->warn_interval_ms * 1000,
+				  SESSION_LOG_BURST);
 	session_connect(s);
 	return s;
 }

@@ -115,7 +115,9 @@ enum vr_agent_session_error {
  *			one that flaps keeps doubling.
  * @warn_interval_ms:	at most one warning per kind per this time, ms
  *			(default 10000); the others are counted and the next
- *			warning says how many were suppressed.
+ *			warning says how many were suppressed. The message that
+ *			the agent restarted (its counters went back, which a
+ *			guest can fake at will) is limited the same way.
  */
 struct vr_agent_session_limits {
 	uint64_t guest_mem_bytes;
@@ -166,6 +168,8 @@ gboolean vr_agent_session_limits_check(const struct vr_agent_session_limits *lim
  * @reports:		reports passed to ops->report.
  * @reports_lost:	reports missing from the sequence (gaps in seq).
  * @agent_restarts:	times the agent's counters went back (it restarted).
+ * @log_suppressed:	messages about the agent held back by the rate limit
+ *			(warn_interval_ms): refused messages, restarts.
  */
 struct vr_agent_session_counters {
 	uint64_t lines_in;
@@ -183,6 +187,7 @@ struct vr_agent_session_counters {
 	uint64_t reports;
 	uint64_t reports_lost;
 	uint64_t agent_restarts;
+	uint64_t log_suppressed;
 };
 
 struct vr_agent_session;
@@ -345,8 +350,10 @@ gboolean vr_agent_session_check_regions(const struct vr_agent_session_limits *li
 
 /**
  * vr_agent_session_check_stats() - whether @stats can be true of a guest
- * with @limits: mem_total_bytes at most guest_mem_bytes. Return: TRUE, or
- * FALSE with @error (LIE) naming both numbers.
+ * with @limits: mem_total_bytes at most guest_mem_bytes, and
+ * reportable_free_bytes at most mem_total_bytes (its reclaimed bytes are
+ * bounded by the daemon, which knows the time: vr_domain_account_stats()).
+ * Return: TRUE, or FALSE with @error (LIE) naming both numbers.
  */
 gboolean vr_agent_session_check_stats(const struct vr_agent_session_limits *limits,
 				      const struct vr_agent_stats *stats, GError **error);

@@ -94,6 +94,16 @@ enum vr_active_action {
  * @cold_bytes:	     bytes eligible as cold in its last access picture.
  * @daemon_cpu_us:   the daemon's CPU time spent on it, microseconds.
  * @last_error:	     the last thing that went wrong with it; empty if none.
+ * @credit_permille: its fleet credit, per-mille (struct vr_fleet_credit):
+ *		     1000 for a domain that gives back what it is granted.
+ * @agent_rejected_reports: its agent's stats, pictures and replies rejected
+ *		     as impossible (claims beyond the guest's memory, reclaimed
+ *		     bytes beyond what the guest can reclaim in the time).
+ * @agent_log_suppressed: messages about its agent that the rate limits held
+ *		     back.
+ *
+ * The last three are for the metrics; the control socket does not carry
+ * them (yet).
  */
 struct vr_domain_status {
 	char name[VR_DOMAIN_NAME_SIZE];
@@ -118,6 +128,9 @@ struct vr_domain_status {
 	uint64_t cold_bytes;
 	uint64_t daemon_cpu_us;
 	char last_error[VR_DOMAIN_ERROR_SIZE];
+	guint credit_permille;
+	uint64_t agent_rejected_reports;
+	uint64_t agent_log_suppressed;
 };
 
 /**

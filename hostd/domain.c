@@ -15,6 +15,9 @@ struct vr_domain *vr_domain_new(const char *uuid, const char *name)
 	d->name = g_strdup(name);
 	d->reason = g_strdup("not read yet");
 	d->policy_name = g_strdup("");
+	vr_ratelimit_init(&d->reject_log, VR_DOMAIN_REJECT_LOG_INTERVAL_US,
+			  VR_DOMAIN_REJECT_LOG_BURST);
+	vr_fleet_credit_init(&d->credit);
 	return d;
 }
 
@@ -150,24 +153,91 @@ struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t sha
  * them, and the swap cache those pageouts left, freed after their writes. */
 static uint64_t policy_reclaimed_bytes(const struct vr_agent_stats *stats)
 {
-	return stats->sz_applied + stats->swap_cache_release_bytes;
+	return vr_u64_add_sat(stats->sz_applied, stats->swap_cache_release_bytes);
+}
+
+void vr_domain_reject(struct vr_domain *d, int64_t now_us, const char *message)
+{
+	uint64_t suppressed = 0;
+
+	d->rejected_reports = vr_u64_add_sat(d->rejected_reports, 1);
+	if (!vr_ratelimit_pass(&d->reject_log, now_us, &suppressed))
+		return;
+	if (suppressed)
+		g_warning("%s: %s (and %" G_GUINT64_FORMAT " more rejected, not logged)", d->name,
+			  message, suppressed);
+	else
+		g_warning("%s: %s", d->name, message);
+}
+
+gboolean vr_domain_account_stats_at(struct vr_domain *d, const struct vr_agent_stats *stats,
+				    gboolean restarted, int64_t now_us)
+{
+	uint64_t now = policy_reclaimed_bytes(stats);
+	uint64_t last = policy_reclaimed_bytes(&d->stats);
+	uint64_t added = 0;
+	gboolean ok = TRUE;
+
+	/* Counters of a new agent start at 0: all it reports is new. A first
+	 * report counts whole too only if the agent started after vreclaimd
+	 * took the domain; otherwise it is a baseline. */
+	if (restarted)
+		added = now;
+	else if (d->has_stats && now >= last)
+		added = now - last;
+	if (!vr_reclaim_bound_check(&d->reclaim_bound, added, d->info.memory_bytes, now_us)) {
+		g_autofree char *msg = g_strdup_printf(
+			"the agent's stats rejected: they claim %" G_GUINT64_FORMAT
+			" bytes reclaimed%s, more than a guest of %" G_GUINT64_FORMAT
+			" bytes can have reclaimed by now (%" G_GUINT64_FORMAT
+			" bytes); not counted",
+			added, restarted ? " since the agent started" : " more",
+			d->info.memory_bytes, d->reclaim_bound.allowance_bytes);
+
+		ok = FALSE;
+		vr_domain_reject(d, now_us, msg);
+	} else {
+		d->reclaimed_bytes = vr_u64_add_sat(d->reclaimed_bytes, added);
+	}
+	d->stats = *stats;
+	d->has_stats = TRUE;
+	return ok;
 }
 
 void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *stats,
 			     gboolean restarted)
 {
-	uint64_t now = policy_reclaimed_bytes(stats);
-	uint64_t last = policy_reclaimed_bytes(&d->stats);
+	vr_domain_account_stats_at(d, stats, restarted, g_get_monotonic_time());
+}
 
-	if (restarted || !d->has_stats)
-		/* Counters of a new agent start at 0: all it reports is new. A
-		 * first report counts whole too only if the agent started
-		 * after vreclaimd took the domain; otherwise it is a baseline. */
-		d->reclaimed_bytes += restarted ? now : 0;
-	else if (now >= last)
-		d->reclaimed_bytes += now - last;
-	d->stats = *stats;
-	d->has_stats = TRUE;
+void vr_domain_add_reclaimed(struct vr_domain *d, uint64_t bytes)
+{
+	d->reclaimed_bytes = vr_u64_add_sat(d->reclaimed_bytes, bytes);
+}
+
+uint32_t vr_domain_update_credit(struct vr_domain *d, int64_t now_us, uint64_t share_window_us)
+{
+	uint32_t before = d->credit.credit_permille;
+
+	if (d->action != VR_ACTIVE_ACTION_AGENT_RECLAIM) {
+		vr_fleet_credit_init(&d->credit);
+		return d->credit.credit_permille;
+	}
+	if (!d->rss_bytes)
+		return d->credit.credit_permille; /* its QEMU process is not read yet */
+	if (vr_fleet_credit_update(&d->credit, now_us, d->rss_bytes, d->share_bytes,
+				   share_window_us) &&
+	    d->credit.credit_permille != before)
+		g_message("%s: fleet credit %u.%03u -> %u.%03u: its RSS fell %" G_GUINT64_FORMAT
+			  " bytes while it was granted %" G_GUINT64_FORMAT
+			  " bytes over the last %d s (it gives back at 1/%u)",
+			  d->name, before / 1000, before % 1000, d->credit.credit_permille / 1000,
+			  d->credit.credit_permille % 1000, d->credit.released_bytes,
+			  d->credit.granted_bytes,
+			  (int)(VR_FLEET_CREDIT_HORIZON_WINDOWS * VR_FLEET_CREDIT_WINDOW_US /
+				G_USEC_PER_SEC),
+			  VR_FLEET_CREDIT_RETURN_DIVISOR);
+	return d->credit.credit_permille;
 }
 
 gboolean vr_domain_acting(const struct vr_domain *d)
@@ -228,6 +298,18 @@ void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *o
 	out->qt_exceeds = d->has_stats ? d->stats.qt_exceeds : 0;
 	out->cold_bytes = d->cold_bytes;
 	out->daemon_cpu_us = d->cpu_us;
+	out->credit_permille = d->credit.credit_permille;
+	out->agent_rejected_reports = d->rejected_reports;
+	out->agent_log_suppressed = d->reject_log.suppressed_total;
+	if (d->session) {
+		struct vr_agent_session_counters c;
+
+		vr_agent_session_counters(d->session, &c);
+		out->agent_rejected_reports =
+			vr_u64_add_sat(out->agent_rejected_reports, c.refused_lies);
+		out->agent_log_suppressed =
+			vr_u64_add_sat(out->agent_log_suppressed, c.log_suppressed);
+	}
 	if (d->last_error)
 		g_strlcpy(out->last_error, d->last_error, sizeof(out->last_error));
 	else if (d->session && vr_agent_session_last_error(d->session))

@@ -19,12 +19,15 @@
 #include "config.h"
 #include "domain-status.h"
 #include "domain-xml.h"
+#include "fleet-credit.h"
 #include "fleet-quota.h"
+#include "guest-bounds.h"
 #include "host-reclaim.h"
 #include "libvirt-conn.h"
 #include "policy.h"
 #include "protocol.h"
 #include "qemu-monitor.h"
+#include "ratelimit.h"
 
 /**
  * struct vr_domain - vreclaimd's state for one running domain.
@@ -63,8 +66,20 @@
  * @reclaimed_bytes:	bytes reclaimed from the domain since vreclaimd
  *			started managing it: what its agent's policy reclaimed
  *			(vr_domain_account_stats(), summed across agent
- *			restarts), what the balloon took and what host-pageout
- *			advised out.
+ *			restarts, within @reclaim_bound), what the balloon
+ *			took and what host-pageout advised out. Saturates at
+ *			UINT64_MAX.
+ * @reclaim_bound:	what its agent can have reclaimed by now (struct
+ *			vr_reclaim_bound): a larger claim is rejected.
+ * @rejected_reports:	what its guest sent that the daemon rejected
+ *			(vr_domain_reject()): agent stats whose reclaimed
+ *			bytes broke @reclaim_bound (not counted), pictures the
+ *			fleet refused.
+ * @reject_log:		the rate limit of the warnings about them.
+ * @credit:		its fleet credit (struct vr_fleet_credit): the RSS it
+ *			released per share granted. Judged for agent-reclaim
+ *			only (the other actions are the host's own doing);
+ *			full otherwise.
  * @rss_start_bytes, @rss_bytes, @swap_bytes: the QEMU process's resident size
  *			when first seen and now, and its swapped bytes.
  * @cold_bytes:		eligible cold bytes in the last picture.
@@ -104,6 +119,10 @@ struct vr_domain {
 	struct vr_agent_stats stats;
 	gboolean has_stats;
 	uint64_t reclaimed_bytes;
+	struct vr_reclaim_bound reclaim_bound;
+	uint64_t rejected_reports;
+	struct vr_ratelimit reject_log;
+	struct vr_fleet_credit credit;
 	uint64_t rss_start_bytes;
 	uint64_t rss_bytes;
 	uint64_t swap_bytes;
@@ -186,6 +205,62 @@ struct vr_policy *vr_domain_agent_policy(const struct vr_domain *d, uint64_t sha
  */
 void vr_domain_account_stats(struct vr_domain *d, const struct vr_agent_stats *stats,
 			     gboolean restarted);
+
+/*
+ * Messages about one domain's rejected agent stats: at most this many per
+ * VR_DOMAIN_REJECT_LOG_INTERVAL_US (a lying agent reports up to 50 times a
+ * second; the rest are counted, and the next message says how many).
+ */
+#define VR_DOMAIN_REJECT_LOG_BURST	 1
+#define VR_DOMAIN_REJECT_LOG_INTERVAL_US (10 * G_USEC_PER_SEC)
+
+/**
+ * vr_domain_reject() - @d's guest sent something impossible (@message says
+ * what, one sentence): count it in @d->rejected_reports and warn, at most
+ * VR_DOMAIN_REJECT_LOG_BURST times per VR_DOMAIN_REJECT_LOG_INTERVAL_US
+ * (the next warning says how many were not logged).
+ * @now_us:	monotonic time, us.
+ */
+void vr_domain_reject(struct vr_domain *d, int64_t now_us, const char *message);
+
+/**
+ * vr_domain_account_stats_at() - vr_domain_account_stats() at monotonic
+ * time @now_us, us.
+ *
+ * The bytes the new @stats add (the increase of the policy's reclaimed
+ * bytes since the last stats, or all of them for a restarted agent) must
+ * pass @d->reclaim_bound for a guest of @d->info.memory_bytes: at most the
+ * guest's memory at once, at most vr_guest_max_reclaim_rate() over time.
+ * Stats that break it are rejected: their increase is not counted (the
+ * total stays), @d->rejected_reports counts them, a rate-limited warning
+ * names the numbers. Their other members (free memory, ...) are taken, and
+ * their counters are the base of the next increase, so an agent that lied
+ * once counts again from its next truthful report. The total saturates at
+ * UINT64_MAX instead of wrapping.
+ *
+ * Return: FALSE when the stats were rejected.
+ */
+gboolean vr_domain_account_stats_at(struct vr_domain *d, const struct vr_agent_stats *stats,
+				    gboolean restarted, int64_t now_us);
+
+/**
+ * vr_domain_add_reclaimed() - add @bytes the host reclaimed from @d itself
+ * (the balloon, host-pageout) to @d->reclaimed_bytes, saturating.
+ */
+void vr_domain_add_reclaimed(struct vr_domain *d, uint64_t bytes);
+
+/**
+ * vr_domain_update_credit() - @d's fleet credit after this tick's
+ * observation (vr_fleet_credit_update()): its RSS now (@d->rss_bytes) and
+ * the share it held since the last tick (@d->share_bytes, bytes per
+ * @share_window_us). Call it before the new shares are written. Logs when a
+ * judgement changes the credit. A domain whose action is not agent-reclaim
+ * is not judged: its credit is (set back to) full.
+ * @now_us:	monotonic time, us.
+ *
+ * Return: the credit, per-mille (for struct vr_fleet_domain).
+ */
+uint32_t vr_domain_update_credit(struct vr_domain *d, int64_t now_us, uint64_t share_window_us);
 
 /**
  * vr_domain_acting() - whether @d's action takes memory from it now: its

@@ -164,7 +164,8 @@ static void agent_restarted(struct vr_agent_session *s, const struct vr_agent_st
 
 	(void)s;
 	(void)last;
-	g_message("%s: the agent started over (its counters went back)", d->name);
+	/* The session logged it, rate-limited: a guest can fake restarts. */
+	g_debug("%s: the agent started over (its counters went back)", d->name);
 	vr_domain_account_stats(d, now, TRUE);
 }
 
@@ -818,7 +819,7 @@ static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *
 				     fd->hist_bytes, &error)) {
 		g_autofree char *msg = g_strdup_printf(
 			"%s picture refused: %s", vr_access_source_name(d->source), error->message);
-		g_warning("%s: %s", d->name, msg);
+		vr_domain_reject(d, g_get_monotonic_time(), msg); /* rate-limited */
 		vr_domain_set_error(d, msg);
 		vr_access_source_agent_forget(d->source);
 		return FALSE;
@@ -932,6 +933,7 @@ static void decide(struct vr_manager *m, GPtrArray *doms)
 	g_autofree uint64_t *shares = g_new0(uint64_t, MAX(doms->len, 1));
 	g_autoptr(GError) error = NULL;
 	gboolean needed = m->host_needs_memory;
+	int64_t now_us = g_get_monotonic_time();
 
 	if (m->host_known)
 		needed = vr_host_needs_memory(&m->config->host_wmarks, &m->host, needed);
@@ -947,6 +949,9 @@ static void decide(struct vr_manager *m, GPtrArray *doms)
 		fd->priority = d->tuning->priority;
 		fd->rss_bytes = d->rss_bytes;
 		fd->guaranteed_bytes = d->tuning->guaranteed_bytes;
+		/* What its last share bought (before the new one is written). */
+		fd->credit_permille = vr_domain_update_credit(
+			d, now_us, m->config->fleet_quota_reset_interval_ms * 1000);
 		/* Offers are made whether or not the host needs memory: the
 		 * status shows them, and the holds are ready when it does. */
 		fd->eligible = !d->user_paused && d->rss_bytes > 0 && decide_domain_offer(m, d, fd);
@@ -1085,7 +1090,7 @@ static void act_balloon(struct vr_manager *m, struct vr_domain *d)
 		  d->name, target >> 20, d->balloon_actual_bytes >> 20,
 		  vr_balloon_reason_name(reason));
 	if (target < d->balloon_actual_bytes)
-		d->reclaimed_bytes += d->balloon_actual_bytes - target;
+		vr_domain_add_reclaimed(d, d->balloon_actual_bytes - target);
 	d->balloon_target_bytes = target;
 }
 
@@ -1115,7 +1120,7 @@ static void act_host_pageout(struct vr_manager *m, struct vr_domain *d)
 		vr_domain_set_error(d, error->message);
 		return;
 	}
-	d->reclaimed_bytes += result.advised_bytes;
+	vr_domain_add_reclaimed(d, result.advised_bytes);
 	g_debug("%s: host-pageout: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
 		" planned bytes advised in %u ranges",
 		d->name, result.advised_bytes, result.planned_bytes, result.ranges);

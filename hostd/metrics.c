@@ -68,6 +68,9 @@ enum domain_value {
 	DOMAIN_CPU_SECONDS,
 	DOMAIN_AGENT_CONNECTED,
 	DOMAIN_PAUSED,
+	DOMAIN_CREDIT,
+	DOMAIN_AGENT_REJECTED,
+	DOMAIN_AGENT_LOG_SUPPRESSED,
 };
 
 /**
@@ -114,6 +117,16 @@ static const struct domain_family domain_families[] = {
 	  "Whether the domain's guest agent is connected (1) or not (0).", DOMAIN_AGENT_CONNECTED },
 	{ "vreclaim_domain_paused", "gauge",
 	  "Whether reclaim is paused for the domain (1) or not (0).", DOMAIN_PAUSED },
+	{ "vreclaim_domain_fleet_credit_ratio", "gauge",
+	  "The domain's fleet credit, 0.125 to 1: the part of its share it is trusted with "
+	  "before the domains that give back are served.",
+	  DOMAIN_CREDIT },
+	{ "vreclaim_domain_agent_rejected_reports_total", "counter",
+	  "Stats, pictures and replies of the domain's agent rejected as impossible.",
+	  DOMAIN_AGENT_REJECTED },
+	{ "vreclaim_domain_agent_log_suppressed_total", "counter",
+	  "Log messages about the domain's agent held back by the rate limit.",
+	  DOMAIN_AGENT_LOG_SUPPRESSED },
 };
 
 static void domain_sample(GString *out, const struct domain_family *f,
@@ -162,6 +175,17 @@ static void domain_sample(GString *out, const struct domain_family *f,
 		break;
 	case DOMAIN_PAUSED:
 		v = d->paused ? 1 : 0;
+		break;
+	case DOMAIN_CREDIT:
+		/* Exact decimal, whatever the locale. */
+		g_string_append_printf(out, "%u.%03u\n", MIN(d->credit_permille, 1000U) / 1000,
+				       MIN(d->credit_permille, 1000U) % 1000);
+		return;
+	case DOMAIN_AGENT_REJECTED:
+		v = d->agent_rejected_reports;
+		break;
+	case DOMAIN_AGENT_LOG_SUPPRESSED:
+		v = d->agent_log_suppressed;
 		break;
 	}
 	g_string_append_printf(out, "%" G_GUINT64_FORMAT "\n", (guint64)v);

@@ -542,6 +542,14 @@ Test(session_pure, check_stats)
 	cr_assert(msg_names_number(err->message, (long)(GUEST_MEM + 1)) &&
 			  msg_names_number(err->message, (long)GUEST_MEM),
 		  "expected the message to name both numbers: %s", err->message);
+	g_clear_error(&err);
+	st.mem_total_bytes = GUEST_MEM / 2;
+	st.has_reportable_free_bytes = TRUE;
+	st.reportable_free_bytes = GUEST_MEM / 2 + 4096;
+	cr_assert_not(vr_agent_session_check_stats(&l, &st, &err),
+		      "expected more reportable free memory than memory to be a lie");
+	cr_assert(msg_names_number(err->message, (long)(GUEST_MEM / 2 + 4096)),
+		  "expected the message to name the claim: %s", err->message);
 }
 
 Test(session, lying_stats)
@@ -1106,6 +1114,27 @@ Test(session, reports_gaps_and_agent_restart)
 	cr_assert_eq(ev.restart_now.uptime_ms, 10, "expected the new run's stats");
 	cr_assert_eq(counters().agent_restarts, 1, "expected one restart counted");
 	cr_assert_eq(counters().reports_lost, 2, "expected no loss from the restart at seq 0");
+}
+
+/* A guest fakes restarts at will (its counters going back): each is told to
+ * the daemon, but the message is logged once per warn_interval_ms, the
+ * others counted (issue 16). */
+Test(session, faked_restarts_are_logged_rate_limited)
+{
+	struct vr_agent_session_limits l = test_limits();
+
+	start_session(&l);
+	for (guint i = 0; i < 20; i++) {
+		fa->stats.uptime_ms = i % 2 ? 10 : 100000;
+		g_autofree char *report = vr_proto_encode_report(i % 2 ? 0 : i, &fa->stats);
+		fake_send(report);
+	}
+	cr_assert(wait_count(&ev.reports, 20, WAIT_MS), "expected 20 reports, got %u", ev.reports);
+	cr_assert_eq(ev.restarts, 10, "expected every restart told, got %u", ev.restarts);
+	cr_assert_eq(counters().agent_restarts, 10);
+	cr_assert_eq(counters().log_suppressed, 9,
+		     "expected 1 of 10 restart messages logged, 9 held back; got %" PRIu64,
+		     counters().log_suppressed);
 }
 
 /* free() with calls pending: each is called back once, with CANCELLED,

@@ -147,3 +147,107 @@ Test(domain_status, reportable_free_bytes_only_from_a_connected_agent)
 		     "no agent connected: expected 0 (not known), got %" G_GUINT64_FORMAT,
 		     st.reportable_free_bytes);
 }
+
+/* ------------------------------------------------------------------------- */
+/* What a lying agent can claim (issue 16)                                   */
+/* ------------------------------------------------------------------------- */
+
+#define S 1000000LL /* us per s */
+
+TestSuite(domain_bounds, .description = "vr_domain_account_stats_at(): the bounds");
+
+static struct vr_domain *guest_512m(void)
+{
+	struct vr_domain *d = vr_domain_new("00000000-0000-0000-0000-000000000002", "liar");
+
+	d->info.memory_bytes = 512 * MIB;
+	return d;
+}
+
+static struct vr_agent_stats applied(uint64_t bytes)
+{
+	return (struct vr_agent_stats){
+		.backend = "damon",
+		.sz_tried = bytes,
+		.sz_applied = bytes,
+		.mem_total_bytes = 512 * MIB,
+	};
+}
+
+Test(domain_bounds, reclaimed_beyond_the_guests_memory_is_rejected_and_counted)
+{
+	g_autoptr(vr_domain) d = guest_512m();
+	struct vr_agent_stats s = applied(0);
+	struct vr_domain_status st;
+
+	cr_assert(vr_domain_account_stats_at(d, &s, FALSE, 0), "the baseline");
+	s = applied(1ULL << 40);
+	cr_assert_not(vr_domain_account_stats_at(d, &s, FALSE, 1 * S),
+		      "1 TiB reclaimed by a 512 MiB guest in 1 s cannot be true");
+	cr_assert_eq(d->reclaimed_bytes, 0, "nothing counted, got %" G_GUINT64_FORMAT,
+		     d->reclaimed_bytes);
+	cr_assert_eq(d->rejected_reports, 1);
+	s = applied((1ULL << 40) + 10 * MIB);
+	cr_assert(vr_domain_account_stats_at(d, &s, FALSE, 2 * S),
+		  "the lie is the base of the next increase, which is believable");
+	cr_assert_eq(d->reclaimed_bytes, 10 * MIB, "got %" G_GUINT64_FORMAT, d->reclaimed_bytes);
+	vr_domain_fill_status(d, &st);
+	cr_assert_eq(st.agent_rejected_reports, 1, "the status counts it");
+}
+
+/* Faked restarts: each report's counters "start over" at 512 MiB, every
+ * 100 ms for 6 s (the 5 TiB of issue 16 came this way). */
+Test(domain_bounds, faked_restarts_count_no_more_than_memory_and_rate_allow)
+{
+	g_autoptr(vr_domain) d = guest_512m();
+	struct vr_agent_stats s = applied(0);
+
+	vr_domain_account_stats_at(d, &s, FALSE, 0);
+	for (int64_t t = S / 10; t <= 6 * S; t += S / 10) {
+		s = applied(t % (S / 5) ? 512 * MIB : 511 * MIB);
+		vr_domain_account_stats_at(d, &s, TRUE, t);
+	}
+	cr_assert_leq(d->reclaimed_bytes, 512 * MIB + 6 * 512 * MIB,
+		      "at most the memory plus 6 s at 512 MiB/s, got %" G_GUINT64_FORMAT " MiB",
+		      d->reclaimed_bytes / MIB);
+	cr_assert_geq(d->rejected_reports, 40,
+		      "most of the 60 claims rejected, got %" G_GUINT64_FORMAT,
+		      d->rejected_reports);
+}
+
+Test(domain_bounds, totals_saturate_instead_of_wrapping)
+{
+	g_autoptr(vr_domain) d = guest_512m();
+	struct vr_agent_stats s = applied(0);
+
+	vr_domain_account_stats_at(d, &s, FALSE, 0);
+	d->reclaimed_bytes = UINT64_MAX - 10 * MIB;
+	s = applied(20 * MIB);
+	cr_assert(vr_domain_account_stats_at(d, &s, FALSE, S));
+	cr_assert_eq(d->reclaimed_bytes, UINT64_MAX, "saturated, not wrapped to %" G_GUINT64_FORMAT,
+		     d->reclaimed_bytes);
+	vr_domain_add_reclaimed(d, 1);
+	cr_assert_eq(d->reclaimed_bytes, UINT64_MAX, "the host's own additions saturate too");
+	/* The largest counters the protocol allows do not wrap either. */
+	s.sz_applied = s.sz_tried = s.swap_cache_release_bytes = INT64_MAX;
+	cr_assert_not(vr_domain_account_stats_at(d, &s, TRUE, 2 * S),
+		      "2^64 - 2 bytes since a restart is beyond the bound");
+}
+
+TestSuite(domain_credit, .description = "vr_domain_update_credit()");
+
+Test(domain_credit, an_agent_domain_that_releases_nothing_loses_credit)
+{
+	g_autoptr(vr_domain) d = guest_512m();
+
+	d->action = VR_ACTIVE_ACTION_AGENT_RECLAIM;
+	d->rss_bytes = 512 * MIB;
+	d->share_bytes = 32 * MIB;
+	for (int64_t t = 0; t < 60; t++)
+		vr_domain_update_credit(d, t * S, S);
+	cr_assert_eq(d->credit.credit_permille, VR_FLEET_CREDIT_FLOOR_PERMILLE, "got %u",
+		     d->credit.credit_permille);
+	d->action = VR_ACTIVE_ACTION_BALLOON;
+	cr_assert_eq(vr_domain_update_credit(d, 60 * S, S), VR_FLEET_CREDIT_FULL_PERMILLE,
+		     "the balloon is the host's own doing: full credit");
+}

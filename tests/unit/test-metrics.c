@@ -52,12 +52,16 @@ static GPtrArray *fleet_new(void)
 	a->reportable_free_bytes = 300 * MIB;
 	a->qt_exceeds = 3;
 	a->daemon_cpu_us = 1250000;
+	a->credit_permille = 1000;
 	g_strlcpy(b->name, "db \"main\"\\prod\n2", sizeof(b->name));
 	b->agent_state = VR_AGENT_STATE_FAILED;
 	b->rss_bytes = 4 * GIB;
 	b->swap_bytes = 5 * MIB;
 	b->paused = TRUE;
 	b->daemon_cpu_us = 7;
+	b->credit_permille = 125;
+	b->agent_rejected_reports = 42;
+	b->agent_log_suppressed = 1234;
 	g_ptr_array_add(fleet, a);
 	g_ptr_array_add(fleet, b);
 	return fleet;
@@ -151,7 +155,22 @@ static const char expected_text[] =
 	"# HELP vreclaim_domain_paused Whether reclaim is paused for the domain (1) or not (0).\n"
 	"# TYPE vreclaim_domain_paused gauge\n"
 	"vreclaim_domain_paused{domain=\"web1\"} 0\n"
-	"vreclaim_domain_paused{" DB "} 1\n";
+	"vreclaim_domain_paused{" DB "} 1\n"
+	"# HELP vreclaim_domain_fleet_credit_ratio The domain's fleet credit, 0.125 to 1: the part "
+	"of its share it is trusted with before the domains that give back are served.\n"
+	"# TYPE vreclaim_domain_fleet_credit_ratio gauge\n"
+	"vreclaim_domain_fleet_credit_ratio{domain=\"web1\"} 1.000\n"
+	"vreclaim_domain_fleet_credit_ratio{" DB "} 0.125\n"
+	"# HELP vreclaim_domain_agent_rejected_reports_total Stats, pictures and replies of the "
+	"domain's agent rejected as impossible.\n"
+	"# TYPE vreclaim_domain_agent_rejected_reports_total counter\n"
+	"vreclaim_domain_agent_rejected_reports_total{domain=\"web1\"} 0\n"
+	"vreclaim_domain_agent_rejected_reports_total{" DB "} 42\n"
+	"# HELP vreclaim_domain_agent_log_suppressed_total Log messages about the domain's agent "
+	"held back by the rate limit.\n"
+	"# TYPE vreclaim_domain_agent_log_suppressed_total counter\n"
+	"vreclaim_domain_agent_log_suppressed_total{domain=\"web1\"} 0\n"
+	"vreclaim_domain_agent_log_suppressed_total{" DB "} 1234\n";
 
 Test(text, renders_a_small_fleet_exactly)
 {
