@@ -1258,16 +1258,16 @@ static void server_log_refusal(struct vr_control_server *s, const char *what)
 }
 
 /* Refuse the client @fd with the error line of @code and @message, log it
- * (rate-limited) as @log, and close it. */
+ * (rate-limited) as @log_line, and close it. */
 static void server_refuse(struct vr_control_server *s, int fd, enum vr_control_error code,
-			  const char *message, const char *log)
+			  const char *message, const char *log_line)
 {
 	g_autoptr(GError) refusal = g_error_new_literal(VR_CONTROL_ERROR, code, message);
 
 	send_error_line(fd, refusal);
 	close(fd);
-	if (log)
-		server_log_refusal(s, log);
+	if (log_line)
+		server_log_refusal(s, log_line);
 }
 
 /**
@@ -1336,7 +1336,7 @@ static void server_on_accept(int cfd, gpointer data)
 	struct vr_control_server *s = data;
 	g_autoptr(GError) error = NULL;
 	g_autofree char *msg = NULL;
-	g_autofree char *log = NULL;
+	g_autofree char *log_line = NULL;
 	struct control_conn probe = { .server = s, .fd = cfd };
 
 	if (s->conns->len >= VR_CONTROL_MAX_CLIENTS) {
@@ -1346,10 +1346,10 @@ static void server_on_accept(int cfd, gpointer data)
 		return;
 	}
 	if (!read_peer(&probe, &error)) {
-		log = g_strdup_printf("refused a client whose credentials are unknown: %s",
+		log_line = g_strdup_printf("refused a client whose credentials are unknown: %s",
 				      error->message);
 		server_refuse(s, cfd, VR_CONTROL_ERROR_PERMISSION_DENIED,
-			      "permission denied: vreclaimd cannot tell who this client is", log);
+			      "permission denied: vreclaimd cannot tell who this client is", log_line);
 		return;
 	}
 	if (conn_role(&probe) == VR_CONTROL_ROLE_NONE) {
@@ -1358,19 +1358,19 @@ static void server_on_accept(int cfd, gpointer data)
 			"(vreclaimd.conf: control-admin-users, control-admin-groups, "
 			"control-read-only-users, control-read-only-groups)",
 			probe.uid);
-		log = g_strdup_printf("refused uid %u gid %u (pid %d): no role", probe.uid,
+		log_line = g_strdup_printf("refused uid %u gid %u (pid %d): no role", probe.uid,
 				      probe.gid, probe.pid);
 		g_free(probe.groups);
-		server_refuse(s, cfd, VR_CONTROL_ERROR_PERMISSION_DENIED, msg, log);
+		server_refuse(s, cfd, VR_CONTROL_ERROR_PERMISSION_DENIED, msg, log_line);
 		return;
 	}
 	if (server_nr_clients_of(s, probe.uid) >= s->rules.max_clients_per_user) {
 		msg = g_strdup_printf("vreclaimd serves at most %u clients of one user at once",
 				      s->rules.max_clients_per_user);
-		log = g_strdup_printf("refused uid %u (pid %d): it has %u clients connected already",
+		log_line = g_strdup_printf("refused uid %u (pid %d): it has %u clients connected already",
 				      probe.uid, probe.pid, s->rules.max_clients_per_user);
 		g_free(probe.groups);
-		server_refuse(s, cfd, VR_CONTROL_ERROR_FAILED, msg, log);
+		server_refuse(s, cfd, VR_CONTROL_ERROR_FAILED, msg, log_line);
 		return;
 	}
 	struct control_conn *c = g_new0(struct control_conn, 1);

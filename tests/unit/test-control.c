@@ -1105,15 +1105,10 @@ Test(server, refuses_clients_beyond_its_limit)
 /* A supplementary group of that client, when a test gives it one. */
 #define OTHER_GROUP 4343u
 
-/* The uid and gid of connect_other()'s clients. */
+/* The uid of connect_other()'s clients. */
 static uint32_t other_uid(void)
 {
 	return getuid() == 0 ? OTHER_ID : (uint32_t)getuid();
-}
-
-static uint32_t other_gid(void)
-{
-	return getuid() == 0 ? OTHER_ID : (uint32_t)getgid();
 }
 
 /* Rules in which other_uid() is nobody special: the owner is someone else. */
@@ -1126,15 +1121,9 @@ static void rules_for_other(void)
 /* Start the server so that connect_other()'s clients can reach it. */
 static void start_server_for_other(void)
 {
-	/* As root the client is OTHER_ID: it must search the folders and write
-	 * the socket; the rules, not the mode, are under test. */
+	/* As root the client is OTHER_ID: it must write the socket (it reaches
+	 * it from inside its folder); the rules, not the mode, are under test. */
 	start_server(getuid() == 0 ? 0666 : 0600);
-	if (getuid() == 0) {
-		g_autofree char *run = g_build_filename(tmp, "run", NULL);
-
-		cr_assert_eq(chmod(tmp, 0755), 0);
-		cr_assert_eq(chmod(run, 0755), 0);
-	}
 }
 
 /* Receive the descriptor the child sends on @sock. */
@@ -1157,9 +1146,11 @@ static int recv_fd(int sock)
 	return fd;
 }
 
-/* In the child: drop to OTHER_ID with @groups, connect, send the socket on
- * @sock. Only async-signal-safe calls; exits. */
-static void G_GNUC_NORETURN child_connect(int sock, const gid_t *groups, size_t nr_groups)
+/* In the child: go into the socket's folder @dir (the folders above may be
+ * closed to OTHER_ID), drop to OTHER_ID with @groups, connect to @base,
+ * send the socket on @sock. Only async-signal-safe calls; exits. */
+static void G_GNUC_NORETURN child_connect(int sock, const char *dir, const char *base,
+					  const gid_t *groups, size_t nr_groups)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char byte = 'x';
@@ -1172,9 +1163,10 @@ static void G_GNUC_NORETURN child_connect(int sock, const gid_t *groups, size_t 
 	struct cmsghdr *cmsg;
 	int fd;
 
-	if (setgroups(nr_groups, groups) < 0 || setgid(OTHER_ID) < 0 || setuid(OTHER_ID) < 0)
+	if (chdir(dir) < 0 || setgroups(nr_groups, groups) < 0 || setgid(OTHER_ID) < 0 ||
+	    setuid(OTHER_ID) < 0)
 		_exit(1);
-	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	memcpy(sa.sun_path, base, strlen(base) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		_exit(2);
@@ -1192,6 +1184,8 @@ static void G_GNUC_NORETURN child_connect(int sock, const gid_t *groups, size_t 
 static int connect_other(uint32_t group)
 {
 	const gid_t groups[1] = { group };
+	g_autofree char *dir = g_path_get_dirname(sock_path);
+	g_autofree char *base = g_path_get_basename(sock_path);
 	int sv[2], status = 0, fd;
 	pid_t pid;
 
@@ -1204,7 +1198,7 @@ static int connect_other(uint32_t group)
 	pid = fork();
 	cr_assert_geq(pid, 0, "fork: %s", g_strerror(errno));
 	if (pid == 0)
-		child_connect(sv[1], groups, group ? 1 : 0);
+		child_connect(sv[1], dir, base, groups, group ? 1 : 0);
 	close(sv[1]);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
