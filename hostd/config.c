@@ -726,7 +726,7 @@ static char *format_value(const struct vr_daemon_config *c, const struct key_des
 	case KEY_ACTIONS:
 		return format_actions(*AT_CONST(c, k, uint32_t));
 	case KEY_IDS:
-		return g_strjoinv(",", *AT_CONST(c, k, char **));
+		return g_strjoinv(",", (char **)*AT_CONST(c, k, char **));
 	}
 	return g_strdup("");
 }
