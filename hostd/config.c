@@ -594,14 +594,14 @@ static gboolean parse_ids(const char *value, const struct key_desc *k, char ***o
 		}
 		if (!id_name_ok(*item)) {
 			*why = g_strdup_printf(
-				""%s" is not a %s name: expected letters, digits, '.', '_' or "
+				"\"%s\" is not a %s name: expected letters, digits, '.', '_' or "
 				"'-' (not first), at most %d bytes, or a numeric id",
 				*item, k->unit, VR_CONFIG_MAX_ID_NAME);
 			return FALSE;
 		}
 		for (char **before = items; before < item; before++) {
 			if (!strcmp(*before, *item)) {
-				*why = g_strdup_printf("%s "%s" is listed twice", k->unit,
+				*why = g_strdup_printf("%s \"%s\" is listed twice", k->unit,
 						       *item);
 				return FALSE;
 			}
