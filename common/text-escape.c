@@ -84,8 +84,8 @@ char *vr_text_escape(const char *text, gssize len)
 	return g_string_free(out, FALSE);
 }
 
-GLogWriterOutput vr_log_writer_escape(GLogLevelFlags level, const GLogField *fields,
-				      gsize n_fields, gpointer user_data)
+GLogWriterOutput vr_log_writer_escape(GLogLevelFlags level, const GLogField *fields, gsize n_fields,
+				      gpointer user_data)
 {
 	const struct vr_log_escape *to = user_data;
 	g_autofree GLogField *copy = NULL;
@@ -94,8 +94,7 @@ GLogWriterOutput vr_log_writer_escape(GLogLevelFlags level, const GLogField *fie
 	for (gsize i = 0; i < n_fields; i++) {
 		const GLogField *f = &fields[i];
 
-		if (strcmp(f->key, "MESSAGE") || !f->value ||
-		    vr_text_is_safe(f->value, f->length))
+		if (strcmp(f->key, "MESSAGE") || !f->value || vr_text_is_safe(f->value, f->length))
 			continue;
 		escaped = vr_text_escape(f->value, f->length);
 		copy = g_memdup2(fields, n_fields * sizeof(*fields));

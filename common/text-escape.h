@@ -48,5 +48,5 @@ struct vr_log_escape {
  * @user_data's struct vr_log_escape. A daemon installs it first thing:
  * g_log_set_writer_func(vr_log_writer_escape, &escape, NULL).
  */
-GLogWriterOutput vr_log_writer_escape(GLogLevelFlags level, const GLogField *fields,
-				      gsize n_fields, gpointer user_data);
+GLogWriterOutput vr_log_writer_escape(GLogLevelFlags level, const GLogField *fields, gsize n_fields,
+				      gpointer user_data);

@@ -207,8 +207,8 @@ static const struct key_desc keys[] = {
 	  "group" },
 	{ "daemon", "control-idle-timeout-ms", KEY_U64, FIELD(control_idle_timeout_ms),
 	  MIN_CONTROL_IDLE_TIMEOUT_MS, MAX_CONTROL_IDLE_TIMEOUT_MS, "ms" },
-	{ "daemon", "control-max-clients-per-user", KEY_U32, FIELD(control_max_clients_per_user),
-	  1, VR_CONTROL_MAX_CLIENTS, NULL },
+	{ "daemon", "control-max-clients-per-user", KEY_U32, FIELD(control_max_clients_per_user), 1,
+	  VR_CONTROL_MAX_CLIENTS, NULL },
 	{ "daemon", "metrics-listen", KEY_LISTEN, 0, 0, 0, NULL },
 	{ "daemon", "interval-ms", KEY_U64, FIELD(interval_ms), MIN_INTERVAL_MS, MAX_INTERVAL_MS,
 	  "ms" },
@@ -601,15 +601,13 @@ static gboolean parse_ids(const char *value, const struct key_desc *k, char ***o
 		}
 		for (char **before = items; before < item; before++) {
 			if (!strcmp(*before, *item)) {
-				*why = g_strdup_printf("%s \"%s\" is listed twice", k->unit,
-						       *item);
+				*why = g_strdup_printf("%s \"%s\" is listed twice", k->unit, *item);
 				return FALSE;
 			}
 		}
 	}
 	if (n > VR_CONTROL_MAX_IDS) {
-		*why = g_strdup_printf("%u %ss listed: at most %d", n, k->unit,
-				       VR_CONTROL_MAX_IDS);
+		*why = g_strdup_printf("%u %ss listed: at most %d", n, k->unit, VR_CONTROL_MAX_IDS);
 		return FALSE;
 	}
 	g_strfreev(*out);
@@ -1013,11 +1011,10 @@ static gboolean lookup_id(const char *name, gboolean group, uint32_t *id, char *
 		size *= 2;
 	}
 	if (rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM)
-		*why = g_strdup_printf("no %s \"%s\" on this host", group ? "group" : "user",
-				       name);
+		*why = g_strdup_printf("no %s \"%s\" on this host", group ? "group" : "user", name);
 	else
-		*why = g_strdup_printf("cannot look up the %s \"%s\": %s",
-				       group ? "group" : "user", name, g_strerror(rc));
+		*why = g_strdup_printf("cannot look up the %s \"%s\": %s", group ? "group" : "user",
+				       name, g_strerror(rc));
 	return FALSE;
 }
 

@@ -1220,12 +1220,13 @@ static gboolean conn_on_idle(gpointer data)
 		conn_arm_idle(c, timeout_ms - idle_ms);
 		return G_SOURCE_REMOVE;
 	}
-	g_debug("control client %p (uid %u) idle for %" G_GUINT64_FORMAT " ms: closing",
-		(void *)c, c->uid, idle_ms);
+	g_debug("control client %p (uid %u) idle for %" G_GUINT64_FORMAT " ms: closing", (void *)c,
+		c->uid, idle_ms);
 	if (!c->out->len) {
 		g_autoptr(GError) idle = g_error_new(
 			VR_CONTROL_ERROR, VR_CONTROL_ERROR_FAILED,
-			"vreclaimd closes connections idle for %" G_GUINT64_FORMAT " ms", timeout_ms);
+			"vreclaimd closes connections idle for %" G_GUINT64_FORMAT " ms",
+			timeout_ms);
 
 		send_error_line(c->fd, idle);
 	}
@@ -1347,9 +1348,10 @@ static void server_on_accept(int cfd, gpointer data)
 	}
 	if (!read_peer(&probe, &error)) {
 		log_line = g_strdup_printf("refused a client whose credentials are unknown: %s",
-				      error->message);
+					   error->message);
 		server_refuse(s, cfd, VR_CONTROL_ERROR_PERMISSION_DENIED,
-			      "permission denied: vreclaimd cannot tell who this client is", log_line);
+			      "permission denied: vreclaimd cannot tell who this client is",
+			      log_line);
 		return;
 	}
 	if (conn_role(&probe) == VR_CONTROL_ROLE_NONE) {
@@ -1359,7 +1361,7 @@ static void server_on_accept(int cfd, gpointer data)
 			"control-read-only-users, control-read-only-groups)",
 			probe.uid);
 		log_line = g_strdup_printf("refused uid %u gid %u (pid %d): no role", probe.uid,
-				      probe.gid, probe.pid);
+					   probe.gid, probe.pid);
 		g_free(probe.groups);
 		server_refuse(s, cfd, VR_CONTROL_ERROR_PERMISSION_DENIED, msg, log_line);
 		return;
@@ -1367,8 +1369,9 @@ static void server_on_accept(int cfd, gpointer data)
 	if (server_nr_clients_of(s, probe.uid) >= s->rules.max_clients_per_user) {
 		msg = g_strdup_printf("vreclaimd serves at most %u clients of one user at once",
 				      s->rules.max_clients_per_user);
-		log_line = g_strdup_printf("refused uid %u (pid %d): it has %u clients connected already",
-				      probe.uid, probe.pid, s->rules.max_clients_per_user);
+		log_line = g_strdup_printf(
+			"refused uid %u (pid %d): it has %u clients connected already", probe.uid,
+			probe.pid, s->rules.max_clients_per_user);
 		g_free(probe.groups);
 		server_refuse(s, cfd, VR_CONTROL_ERROR_FAILED, msg, log_line);
 		return;

@@ -1453,8 +1453,8 @@ static gboolean open_servers(struct vr_manager *m, const struct vr_daemon_config
 
 	if (!vr_daemon_config_control_rules(c, &rules, error))
 		return FALSE;
-	ctl = vr_control_server_new(c->control_socket, c->control_socket_mode, &rules,
-				    &control_ops, m, error);
+	ctl = vr_control_server_new(c->control_socket, c->control_socket_mode, &rules, &control_ops,
+				    m, error);
 	if (!ctl)
 		return FALSE;
 	if (address) {

@@ -22,18 +22,10 @@ struct peer_case {
 };
 
 static struct peer_case peer_cases[] = {
-	{ "host", true, 2 },
-	{ "2", true, 2 },
-	{ "any", true, 0xffffffffU },
-	{ "3", true, 3 },
-	{ "0", true, 0 },
-	{ "4294967294", true, 4294967294U },
-	{ "4294967295", false, 0 },
-	{ "-1", false, 0 },
-	{ "", false, 0 },
-	{ "HOST", false, 0 },
-	{ "2x", false, 0 },
-	{ " 2", false, 0 },
+	{ "host", true, 2 },	    { "2", true, 2 },	{ "any", true, 0xffffffffU },
+	{ "3", true, 3 },	    { "0", true, 0 },	{ "4294967294", true, 4294967294U },
+	{ "4294967295", false, 0 }, { "-1", false, 0 }, { "", false, 0 },
+	{ "HOST", false, 0 },	    { "2x", false, 0 }, { " 2", false, 0 },
 };
 
 ParameterizedTestParameters(vsock_peer, parse)

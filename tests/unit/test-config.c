@@ -677,8 +677,8 @@ Test(config_load, control_roles_resolve_names_or_refuse_the_file)
 	tree_put(root, "vreclaimd.conf", "[daemon]\ncontrol-admin-groups = no-such-group-vr\n");
 	g_clear_error(&err);
 	cr_assert_null(vr_daemon_config_load(path, &err));
-	cr_assert(msg_has_all(err->message, "control-admin-groups;no group;no-such-group-vr"),
-		  "%s", err->message);
+	cr_assert(msg_has_all(err->message, "control-admin-groups;no group;no-such-group-vr"), "%s",
+		  err->message);
 }
 
 Test(config_load, reload_of_the_defaults_needs_a_path)

@@ -35,8 +35,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
-#include <grp.h>
 #include <glib/gstdio.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <string.h>
@@ -1132,10 +1132,9 @@ static int recv_fd(int sock)
 	char byte;
 	char ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = ctl,
-			      .msg_controllen = sizeof(ctl) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)
+	};
 	struct cmsghdr *cmsg;
 	int fd;
 
@@ -1156,10 +1155,9 @@ static void G_GNUC_NORETURN child_connect(int sock, const char *dir, const char 
 	char byte = 'x';
 	char ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = ctl,
-			      .msg_controllen = sizeof(ctl) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)
+	};
 	struct cmsghdr *cmsg;
 	int fd;
 
@@ -1247,7 +1245,10 @@ ParameterizedTest(struct role_case *c, roles, from_the_credentials)
 	struct vr_control_rules r;
 	const uint32_t groups[1] = { c->group };
 	const struct vr_control_peer peer = {
-		.pid = 1, .uid = c->uid, .gid = c->gid, .groups = groups,
+		.pid = 1,
+		.uid = c->uid,
+		.gid = c->gid,
+		.groups = groups,
 		.nr_groups = c->group ? 1 : 0,
 	};
 
@@ -1345,7 +1346,8 @@ Test(server, serves_a_read_only_user_its_queries_only)
 
 	g_autofree char *r1 = exchange(fd, "{'command':'status'}\n");
 	expect_status_reply(r1);
-	g_autofree char *r2 = exchange(fd, "{'command':'set','domain':'web1','settings':['priority=1']}\n");
+	g_autofree char *r2 =
+		exchange(fd, "{'command':'set','domain':'web1','settings':['priority=1']}\n");
 	expect_error_reply(r2, VR_CONTROL_ERROR_PERMISSION_DENIED,
 			   "permission denied: set needs the admin role");
 	g_autofree char *r3 = exchange(fd, "{'command':'pause','domain':'web1'}\n");

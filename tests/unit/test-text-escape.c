@@ -34,11 +34,23 @@ static struct escape_case escape_cases[] = {
 	{ "an escape sequence", "\x1b]0;owned\x07\x1b[2J", -1, "\\x1b]0;owned\\x07\\x1b[2J" },
 	{ "DEL", "a\x7f", -1, "a\\x7f" },
 	{ "a NUL inside", "a\0b", 3, "a\\x00b" },
-	{ "a C1 control (CSI)", "a\xc2\x9b" "31m", -1, "a\\u{009B}31m" },
+	{ "a C1 control (CSI)",
+	  "a\xc2\x9b"
+	  "31m",
+	  -1, "a\\u{009B}31m" },
 	{ "a right-to-left override", "evil\xe2\x80\xaegnp.exe", -1, "evil\\u{202E}gnp.exe" },
-	{ "a zero-width joiner", "a\xe2\x80\x8d" "b", -1, "a\\u{200D}b" },
-	{ "a line separator", "a\xe2\x80\xa8" "b", -1, "a\\u{2028}b" },
-	{ "invalid UTF-8", "a\xff\xfe" "b", -1, "a\\xff\\xfeb" },
+	{ "a zero-width joiner",
+	  "a\xe2\x80\x8d"
+	  "b",
+	  -1, "a\\u{200D}b" },
+	{ "a line separator",
+	  "a\xe2\x80\xa8"
+	  "b",
+	  -1, "a\\u{2028}b" },
+	{ "invalid UTF-8",
+	  "a\xff\xfe"
+	  "b",
+	  -1, "a\\xff\\xfeb" },
 	{ "a truncated sequence", "a\xe6\x97", -1, "a\\xe6\\x97" },
 	{ "an overlong slash", "\xc0\xaf", -1, "\\xc0\\xaf" },
 };
@@ -55,8 +67,8 @@ ParameterizedTest(struct escape_case *c, escape, table)
 
 	cr_assert_str_eq(got, c->out, "%s: expected '%s', got '%s'", c->name, c->out, got);
 	cr_assert(g_utf8_validate(got, -1, NULL), "%s: the result is not UTF-8", c->name);
-	cr_assert_eq(vr_text_is_safe(c->in, c->len), plain,
-		     "%s: vr_text_is_safe() should say %s", c->name, plain ? "safe" : "unsafe");
+	cr_assert_eq(vr_text_is_safe(c->in, c->len), plain, "%s: vr_text_is_safe() should say %s",
+		     c->name, plain ? "safe" : "unsafe");
 	cr_assert(vr_text_is_safe(got, -1), "%s: the result should be safe", c->name);
 }
 
