@@ -23,6 +23,13 @@
 #include <time.h>
 
 #include "kernel-file.h"
+#include "text-escape.h"
+#include "user-file.h"
+
+/* Every log line goes through vr_text_escape(): what a local client or the
+ * host sends may be quoted in a warning, and a control character in it must
+ * not forge a line or drive a terminal. */
+static struct vr_log_escape log_escape = { .next = g_log_writer_default };
 
 /* Default period of the unsolicited reports, ms: often enough for a host
  * that shares a fleet quota every few seconds, rare enough to cost nothing. */
@@ -214,7 +221,8 @@ static struct vr_policy *agent_load_policy(const char *file, GError **error)
 		return vr_policy_new_profile(NULL, error);
 	g_autofree char *text = NULL;
 	gsize len = 0;
-	if (!g_file_get_contents(file, &text, &len, error))
+	text = vr_user_file_read(file, VR_USER_FILE_POLICY_MAX_BYTES, &len, error);
+	if (!text)
 		return NULL;
 	struct vr_policy *p = vr_policy_parse(text, (gssize)len, error);
 	if (!p)
@@ -299,6 +307,8 @@ int main(int argc, char **argv)
 	g_autofree char *port = NULL;
 	g_autofree char *socket_path = NULL;
 	gint vsock_port = -1;
+	g_autofree char *vsock_peer = NULL;
+	guint vsock_peer_cid = VR_CHANNEL_VSOCK_HOST_CID;
 	g_autofree char *backend = NULL;
 	g_autofree char *policy_file = NULL;
 	gint report_ms = VR_AGENT_DEFAULT_REPORT_MS;
@@ -318,6 +328,10 @@ int main(int argc, char **argv)
 		  "listen on a unix socket instead of a virtio-serial port", "PATH" },
 		{ "vsock", 0, 0, G_OPTION_ARG_INT, &vsock_port,
 		  "listen on a vsock port instead of a virtio-serial port", "PORT" },
+		{ "vsock-peer", 0, 0, G_OPTION_ARG_STRING, &vsock_peer,
+		  "with --vsock, serve only this peer CID: host (2, the default), any, or a "
+		  "number",
+		  "CID" },
 		{ "backend", 'b', 0, G_OPTION_ARG_STRING, &backend,
 		  "auto (default), damon, memcg or damon-reclaim-module", "NAME" },
 		{ "policy", 0, 0, G_OPTION_ARG_FILENAME, &policy_file,
@@ -347,6 +361,7 @@ int main(int argc, char **argv)
 		{ NULL }
 	};
 	setlocale(LC_ALL, "");
+	g_log_set_writer_func(vr_log_writer_escape, &log_escape, NULL);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GOptionContext) octx = g_option_context_new(NULL);
 	g_option_context_set_summary(octx, "Reclaims cold guest memory so that free page reporting "
@@ -366,6 +381,14 @@ int main(int argc, char **argv)
 	}
 	if ((port != NULL) + (socket_path != NULL) + (vsock_port >= 0) > 1) {
 		g_printerr("vreclaim-agent: give at most one of --port, --socket, --vsock\n");
+		return 2;
+	}
+	if (vsock_peer && vsock_port < 0) {
+		g_printerr("vreclaim-agent: --vsock-peer goes with --vsock PORT\n");
+		return 2;
+	}
+	if (vsock_peer && !vr_channel_parse_vsock_peer(vsock_peer, &vsock_peer_cid, &error)) {
+		g_printerr("vreclaim-agent: --vsock-peer: %s\n", error->message);
 		return 2;
 	}
 	if (report_ms != 0 && (report_ms < 100 || report_ms > 3600000)) {
@@ -449,6 +472,7 @@ int main(int argc, char **argv)
 			port	    ? port :
 				      VR_AGENT_DEFAULT_PORT,
 		.vsock_port = vsock_port >= 0 ? (guint)vsock_port : 0,
+		.vsock_peer_cid = vsock_peer_cid,
 		.sysfs = agent.paths.sysfs,
 		.dev = dev ? dev : "/dev",
 	};

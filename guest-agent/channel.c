@@ -21,6 +21,9 @@
 #include "kernel-file.h"
 #include "ratelimit.h"
 
+G_STATIC_ASSERT(VR_CHANNEL_VSOCK_HOST_CID == VMADDR_CID_HOST);
+G_STATIC_ASSERT(VR_CHANNEL_VSOCK_ANY_PEER == VMADDR_CID_ANY);
+
 /* How often a virtio-serial port whose host is away is reopened, ms: a
  * host that connects waits at most this long for its first reply. The
  * port reports POLLHUP until the host connects; polling it faster buys
@@ -39,6 +42,9 @@ struct vr_channel {
 	enum vr_channel_kind kind;
 	char *name; /* port name or socket path */
 	guint vsock_port;
+	guint vsock_peer_cid;
+	gint64 refusal_logged_us; /* when a refused vsock peer was last logged */
+	guint nr_refusals_unlogged;
 	char *sysfs;
 	char *dev;
 	char *description;
@@ -145,6 +151,60 @@ static gboolean channel_reopen_port(gpointer data)
 
 /* ---- sockets ---- */
 
+gboolean vr_channel_parse_vsock_peer(const char *text, guint *cid, GError **error)
+{
+	guint64 v;
+
+	if (!strcmp(text, "any")) {
+		*cid = VR_CHANNEL_VSOCK_ANY_PEER;
+		return TRUE;
+	}
+	if (!strcmp(text, "host")) {
+		*cid = VR_CHANNEL_VSOCK_HOST_CID;
+		return TRUE;
+	}
+	if (!g_ascii_string_to_unsigned(text, 10, 0, VR_CHANNEL_VSOCK_ANY_PEER - 1, &v, NULL)) {
+		g_set_error(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
+			    "'%s' is not a vsock CID: expected host (2, the default), any, or a "
+			    "number from 0 to 4294967294",
+			    text);
+		return FALSE;
+	}
+	*cid = (guint)v;
+	return TRUE;
+}
+
+bool vr_channel_vsock_peer_allowed(guint want_cid, guint peer_cid)
+{
+	return want_cid == VR_CHANNEL_VSOCK_ANY_PEER || peer_cid == want_cid;
+}
+
+/* Is the vsock connection @client from the peer the channel serves? A
+ * refusal is logged at most once per VR_CHANNEL_REFUSAL_LOG_INTERVAL_MS. */
+static bool channel_vsock_peer_ok(struct vr_channel *ch, int client)
+{
+	struct sockaddr_vm peer = { 0 };
+	socklen_t len = sizeof(peer);
+	gint64 now;
+
+	if (getpeername(client, (struct sockaddr *)&peer, &len) == 0 &&
+	    peer.svm_family == AF_VSOCK &&
+	    vr_channel_vsock_peer_allowed(ch->vsock_peer_cid, peer.svm_cid))
+		return true;
+	now = g_get_monotonic_time();
+	if (ch->refusal_logged_us &&
+	    now - ch->refusal_logged_us < (gint64)VR_CHANNEL_REFUSAL_LOG_INTERVAL_MS * 1000) {
+		ch->nr_refusals_unlogged++;
+		return false;
+	}
+	g_warning("%s: refused a connection from CID %u: only CID %u is served (--vsock-peer); "
+		  "%u more refused since the last such message",
+		  ch->description, peer.svm_cid, ch->vsock_peer_cid, ch->nr_refusals_unlogged);
+	ch->refusal_logged_us = now;
+	ch->nr_refusals_unlogged = 0;
+	return false;
+}
+
 static gboolean channel_on_listen(gint fd, GIOCondition cond, gpointer data)
 {
 	struct vr_channel *ch = data;
@@ -153,6 +213,11 @@ static gboolean channel_on_listen(gint fd, GIOCondition cond, gpointer data)
 	if (client < 0) {
 		if (errno != EAGAIN && errno != EINTR)
 			g_warning("accept on %s: %s", ch->description, g_strerror(errno));
+		return G_SOURCE_CONTINUE;
+	}
+	/* Before the host's connection is replaced: a stranger must not cut it. */
+	if (ch->kind == VR_CHANNEL_VSOCK && !channel_vsock_peer_ok(ch, client)) {
+		close(client);
 		return G_SOURCE_CONTINUE;
 	}
 	if (ch->fd >= 0) {
@@ -352,6 +417,7 @@ struct vr_channel *vr_channel_new(const struct vr_channel_address *addr,
 	ch->kind = addr->kind;
 	ch->name = g_strdup(addr->name);
 	ch->vsock_port = addr->vsock_port;
+	ch->vsock_peer_cid = addr->vsock_peer_cid;
 	ch->sysfs = g_strdup(addr->sysfs);
 	ch->dev = g_strdup(addr->dev);
 	ch->cb = *cb;
@@ -372,7 +438,12 @@ struct vr_channel *vr_channel_new(const struct vr_channel_address *addr,
 		ch->listen_fd = channel_listen_unix(addr->name, error);
 		break;
 	case VR_CHANNEL_VSOCK:
-		ch->description = g_strdup_printf("vsock port %u", addr->vsock_port);
+		if (addr->vsock_peer_cid == VR_CHANNEL_VSOCK_ANY_PEER)
+			ch->description =
+				g_strdup_printf("vsock port %u (any peer)", addr->vsock_port);
+		else
+			ch->description = g_strdup_printf("vsock port %u (peer CID %u)",
+							  addr->vsock_port, addr->vsock_peer_cid);
 		ch->listen_fd = channel_listen_vsock(addr->vsock_port, error);
 		break;
 	}

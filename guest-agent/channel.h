@@ -20,7 +20,8 @@
  * enum vr_channel_kind - where the host is.
  * @VR_CHANNEL_VIRTIO_PORT: a virtio-serial port, by name.
  * @VR_CHANNEL_UNIX:	    a unix socket path the agent listens on (0600).
- * @VR_CHANNEL_VSOCK:	    a vsock port the agent listens on (any CID).
+ * @VR_CHANNEL_VSOCK:	    a vsock port the agent listens on; only the peer
+ *			    CID of @vsock_peer_cid is served.
  */
 enum vr_channel_kind {
 	VR_CHANNEL_VIRTIO_PORT,
@@ -33,6 +34,11 @@ enum vr_channel_kind {
  * @kind:	see enum vr_channel_kind.
  * @name:	the port name (VIRTIO_PORT) or the socket path (UNIX); borrowed.
  * @vsock_port:	the vsock port (VSOCK).
+ * @vsock_peer_cid: the one peer CID served on it (VSOCK):
+ *		VR_CHANNEL_VSOCK_HOST_CID by default, or
+ *		VR_CHANNEL_VSOCK_ANY_PEER. A connection from another CID (a
+ *		process in another guest, or in this one over loopback) is
+ *		closed at once, and does not replace the host's.
  * @sysfs:	sysfs root where class/virtio-ports is looked up; borrowed.
  * @dev:	where the port's device node is ("/dev"); borrowed.
  */
@@ -40,6 +46,7 @@ struct vr_channel_address {
 	enum vr_channel_kind kind;
 	const char *name;
 	guint vsock_port;
+	guint vsock_peer_cid;
 	const char *sysfs;
 	const char *dev;
 };
@@ -56,6 +63,29 @@ struct vr_channel_callbacks {
 	void (*data)(struct vr_channel *ch, const char *buf, gsize len, gpointer user);
 	void (*connected)(struct vr_channel *ch, bool up, gpointer user);
 };
+
+/* The host's CID (VMADDR_CID_HOST): where vreclaimd connects from. */
+#define VR_CHANNEL_VSOCK_HOST_CID 2U
+
+/* Any peer CID (VMADDR_CID_ANY): what --vsock-peer any asks for. */
+#define VR_CHANNEL_VSOCK_ANY_PEER 0xffffffffU
+
+/* At most one log line per this many ms about refused vsock peers. */
+#define VR_CHANNEL_REFUSAL_LOG_INTERVAL_MS 10000
+
+/**
+ * vr_channel_parse_vsock_peer() - the CID of `--vsock-peer @text`: "any"
+ * (VR_CHANNEL_VSOCK_ANY_PEER), "host" (VR_CHANNEL_VSOCK_HOST_CID), or a
+ * decimal CID from 0 to 4294967294. Errors (VR_AGENT_ERROR_INVALID) quote
+ * @text and say what is allowed.
+ */
+gboolean vr_channel_parse_vsock_peer(const char *text, guint *cid, GError **error);
+
+/**
+ * vr_channel_vsock_peer_allowed() - whether a connection from @peer_cid is
+ * served when the channel wants @want_cid (VR_CHANNEL_VSOCK_ANY_PEER: any).
+ */
+bool vr_channel_vsock_peer_allowed(guint want_cid, guint peer_cid);
 
 /* Bytes queued for the host at most; beyond this new messages are dropped
  * (a host that does not read must not make the agent grow). */

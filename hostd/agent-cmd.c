@@ -12,6 +12,8 @@
 #include "agent-client.h"
 #include "protocol.h"
 #include "simulate.h"
+#include "text-escape.h"
+#include "user-file.h"
 
 /* How long a request waits for its reply by default, s: the agent answers
  * within milliseconds, but a virtio-serial agent reopens its port up to a
@@ -102,7 +104,8 @@ static gboolean build_request(int argc, char **argv, struct vr_proto_request *re
 		}
 		g_autofree char *text = NULL;
 		gsize len = 0;
-		if (!g_file_get_contents(argv[1], &text, &len, error))
+		text = vr_user_file_read(argv[1], VR_USER_FILE_POLICY_MAX_BYTES, &len, error);
+		if (!text)
 			return FALSE;
 		req->set_policy.policy = vr_policy_parse(text, (gssize)len, error);
 		if (!req->set_policy.policy) {
@@ -153,9 +156,31 @@ static gboolean build_request(int argc, char **argv, struct vr_proto_request *re
 	return TRUE;
 }
 
+/* "error: [WHAT: ]MESSAGE" on stderr; the message may quote the guest, so it
+ * is escaped (text-escape.h). */
+static void print_error(const char *what, const GError *error)
+{
+	g_autofree char *msg = vr_text_escape(error->message, -1);
+	g_autofree char *shown = what ? vr_text_escape(what, -1) : NULL;
+
+	if (shown)
+		g_printerr("error: %s: %s\n", shown, msg);
+	else
+		g_printerr("error: %s\n", msg);
+}
+
+/* One "LABEL: VALUE" row whose value comes from the guest, escaped
+ * (text-escape.h). */
+static void print_guest_row(const char *label, const char *guest)
+{
+	g_autofree char *safe = vr_text_escape(guest, -1);
+
+	g_print("%-20s %s\n", label, safe);
+}
+
 static void print_stats(const struct vr_agent_stats *s)
 {
-	g_print("%-20s %s\n", "backend:", s->backend);
+	print_guest_row("backend:", s->backend);
 	g_print("%-20s %s\n", "paused:", s->paused ? "yes" : "no");
 	g_print("%-20s %s\n",
 		"free page reporting:", s->free_page_reporting ? "active" : "NOT active");
@@ -186,12 +211,15 @@ static void print_reply(const struct vr_proto_message *m)
 	case VR_PROTO_HELLO: {
 		const struct vr_proto_hello *h = &m->hello;
 		g_print("%-20s %u\n", "protocol:", h->version);
-		g_print("%-20s %s\n", "agent:", h->agent);
-		g_print("%-20s %s\n", "kernel:", h->kernel);
-		g_print("%-20s %s\n", "backend:", h->backend);
+		print_guest_row("agent:", h->agent);
+		print_guest_row("kernel:", h->kernel);
+		print_guest_row("backend:", h->backend);
 		g_print("%-20s", "backends:");
-		for (guint i = 0; i < h->nr_backends; i++)
-			g_print(" %s", h->backends[i]);
+		for (guint i = 0; i < h->nr_backends; i++) {
+			g_autofree char *name = vr_text_escape(h->backends[i], -1);
+
+			g_print(" %s", name);
+		}
 		g_print("\n%-20s %s\n",
 			"free page reporting:", h->free_page_reporting ? "active" : "NOT active");
 		if (h->has_reporting_order)
@@ -244,14 +272,14 @@ static int agent_watch(struct vr_agent_client *client, int argc, char **argv, gb
 		return VRCTL_EXIT_USAGE;
 	}
 	if (argc > 1 && !parse_u64("COUNT", argv[1], G_MAXUINT32, &count, &error)) {
-		g_printerr("error: watch: %s\n", error->message);
+		print_error("watch", error);
 		return VRCTL_EXIT_USAGE;
 	}
 	for (uint64_t i = 0; count == 0 || i < count; i++) {
 		g_auto(vr_proto_message) m = { 0 };
 		g_autofree char *raw = NULL;
 		if (!vr_agent_client_next_report(client, timeout_ms, &m, &raw, &error)) {
-			g_printerr("error: %s\n", error->message);
+			print_error(NULL, error);
 			return VRCTL_EXIT_ERROR;
 		}
 		if (json) {
@@ -285,7 +313,7 @@ int vrctl_agent_main(int argc, char **argv)
 	g_option_context_add_main_entries(octx, entries, NULL);
 	g_option_context_set_strict_posix(octx, TRUE); /* options before the command */
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		g_printerr("error: %s\n", error->message);
+		print_error(NULL, error);
 		return VRCTL_EXIT_USAGE;
 	}
 	if (argc < 2) {
@@ -305,12 +333,12 @@ int vrctl_agent_main(int argc, char **argv)
 	g_auto(vr_proto_request) req = { 0 };
 	gboolean watch = !strcmp(argv[1], "watch");
 	if (!watch && !build_request(argc - 1, argv + 1, &req, &error)) {
-		g_printerr("error: %s\n", error->message);
+		print_error(NULL, error);
 		return VRCTL_EXIT_USAGE;
 	}
 	g_autoptr(vr_agent_client) client = vr_agent_client_connect(socket_path, &error);
 	if (!client) {
-		g_printerr("error: %s\n", error->message);
+		print_error(NULL, error);
 		return VRCTL_EXIT_ERROR;
 	}
 	if (watch)
@@ -335,12 +363,14 @@ int vrctl_agent_main(int argc, char **argv)
 		ok = client && vr_agent_client_call(client, &req, timeout_ms, &reply, &raw, &error);
 	}
 	if (!ok) {
-		g_printerr("error: %s: %s\n", argv[1], error->message);
+		print_error(argv[1], error);
 		return VRCTL_EXIT_ERROR;
 	}
 	if (reply.kind == VR_PROTO_MESSAGE_ERROR) {
+		g_autofree char *desc = vr_text_escape(reply.error.desc, -1);
+
 		g_printerr("error: %s: the agent refused (%s): %s\n", argv[1],
-			   vr_proto_error_class_name(reply.error.cls), reply.error.desc);
+			   vr_proto_error_class_name(reply.error.cls), desc);
 		return VRCTL_EXIT_ERROR;
 	}
 	if (json)

@@ -10,11 +10,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gio/gio.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "control.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)
@@ -31,6 +35,12 @@ G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)
 #define DEFAULT_CONTROL_SOCKET "/run/vreclaim/vreclaimd.sock"
 /* Owner (root) only: the socket changes policies and starts reclaim. */
 #define DEFAULT_CONTROL_SOCKET_MODE 0600U
+/* 30000 ms: see VR_CONTROL_DEFAULT_IDLE_TIMEOUT_MS (idle clients used to
+ * hold every slot). */
+#define DEFAULT_CONTROL_IDLE_TIMEOUT_MS VR_CONTROL_DEFAULT_IDLE_TIMEOUT_MS
+/* 4: see VR_CONTROL_DEFAULT_MAX_CLIENTS_PER_USER (one user leaves room for
+ * three others). */
+#define DEFAULT_CONTROL_MAX_CLIENTS_PER_USER VR_CONTROL_DEFAULT_MAX_CLIENTS_PER_USER
 /* 1000 ms: DAMON_RECLAIM's quota window; the agents aggregate every 100 ms,
  * so a tick sees ten fresh pictures' worth of change. */
 #define DEFAULT_INTERVAL_MS 1000U
@@ -66,6 +76,9 @@ G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)
 #define MAX_INTERVAL_MS	      (3600U * 1000) /* an hour: anything slower is off */
 #define MIN_INTERVAL_MS	      100U	     /* the agents' aggregation interval */
 #define MAX_FLEET_QUOTA_BYTES (1ULL << 50)   /* 1 PiB, as the protocol's reclaim bound */
+/* A second: vreclaimctl sends its request at once, a script may think. */
+#define MIN_CONTROL_IDLE_TIMEOUT_MS 1000U
+#define MAX_CONTROL_IDLE_TIMEOUT_MS (24U * 3600 * 1000) /* a day */
 
 static const char *const manage_names[] = {
 	[VR_MANAGE_OPT_IN] = "opt-in",
@@ -97,6 +110,12 @@ struct vr_daemon_config *vr_daemon_config_new_default(void)
 	c->policy_dir = g_strdup(DEFAULT_POLICY_DIR);
 	c->control_socket = g_strdup(DEFAULT_CONTROL_SOCKET);
 	c->control_socket_mode = DEFAULT_CONTROL_SOCKET_MODE;
+	c->control_admin_users = g_new0(char *, 1);
+	c->control_admin_groups = g_new0(char *, 1);
+	c->control_read_only_users = g_new0(char *, 1);
+	c->control_read_only_groups = g_new0(char *, 1);
+	c->control_idle_timeout_ms = DEFAULT_CONTROL_IDLE_TIMEOUT_MS;
+	c->control_max_clients_per_user = DEFAULT_CONTROL_MAX_CLIENTS_PER_USER;
 	c->interval_ms = DEFAULT_INTERVAL_MS;
 	c->agent_timeout_ms = DEFAULT_AGENT_TIMEOUT_MS;
 	c->reconnect_max_ms = DEFAULT_RECONNECT_MAX_MS;
@@ -124,6 +143,10 @@ void vr_daemon_config_free(struct vr_daemon_config *c)
 	g_free(c->connect_uri);
 	g_free(c->policy_dir);
 	g_free(c->control_socket);
+	g_strfreev(c->control_admin_users);
+	g_strfreev(c->control_admin_groups);
+	g_strfreev(c->control_read_only_users);
+	g_strfreev(c->control_read_only_groups);
 	g_free(c->metrics_host);
 	g_free(c);
 }
@@ -144,6 +167,7 @@ enum key_kind {
 	KEY_PERCENT,	   /* uint32_t basis points, written as a percentage */
 	KEY_SIZE,	   /* uint64_t bytes, written with a binary suffix */
 	KEY_ACTIONS,	   /* uint32_t enum vr_domain_action bits */
+	KEY_IDS,	   /* char **: user or group names (@unit says which) */
 };
 
 /**
@@ -152,7 +176,8 @@ enum key_kind {
  * @kind:	 how its value is written.
  * @offset:	 offsetof() the field of struct vr_daemon_config it sets.
  * @min, @max:	 the allowed range of KEY_U64, KEY_U32 and KEY_SIZE values.
- * @unit:	 the unit messages give for numbers.
+ * @unit:	 the unit messages give for numbers; "user" or "group" for
+ *		 KEY_IDS.
  */
 struct key_desc {
 	const char *group;
@@ -174,6 +199,16 @@ static const struct key_desc keys[] = {
 	{ "daemon", "policy-dir", KEY_DIR, FIELD(policy_dir), 0, 0, NULL },
 	{ "daemon", "control-socket", KEY_SOCKET, FIELD(control_socket), 0, 0, NULL },
 	{ "daemon", "control-socket-mode", KEY_MODE, FIELD(control_socket_mode), 0, 0, NULL },
+	{ "daemon", "control-admin-users", KEY_IDS, FIELD(control_admin_users), 0, 0, "user" },
+	{ "daemon", "control-admin-groups", KEY_IDS, FIELD(control_admin_groups), 0, 0, "group" },
+	{ "daemon", "control-read-only-users", KEY_IDS, FIELD(control_read_only_users), 0, 0,
+	  "user" },
+	{ "daemon", "control-read-only-groups", KEY_IDS, FIELD(control_read_only_groups), 0, 0,
+	  "group" },
+	{ "daemon", "control-idle-timeout-ms", KEY_U64, FIELD(control_idle_timeout_ms),
+	  MIN_CONTROL_IDLE_TIMEOUT_MS, MAX_CONTROL_IDLE_TIMEOUT_MS, "ms" },
+	{ "daemon", "control-max-clients-per-user", KEY_U32, FIELD(control_max_clients_per_user), 1,
+	  VR_CONTROL_MAX_CLIENTS, NULL },
 	{ "daemon", "metrics-listen", KEY_LISTEN, 0, 0, 0, NULL },
 	{ "daemon", "interval-ms", KEY_U64, FIELD(interval_ms), MIN_INTERVAL_MS, MAX_INTERVAL_MS,
 	  "ms" },
@@ -513,6 +548,73 @@ static gboolean parse_actions(const char *value, uint32_t *out, char **why)
 	return TRUE;
 }
 
+/*
+ * A name of a user or group as useradd and groupadd take them (letters,
+ * digits, '.', '_', '-', not first, and a final '$' for machine accounts),
+ * or a decimal id below 4294967295 ((uid_t)-1 means "none").
+ */
+static gboolean id_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+	guint64 id;
+
+	if (len && strspn(name, "0123456789") == len)
+		return g_ascii_string_to_unsigned(name, 10, 0, G_MAXUINT32 - 1, &id, NULL);
+	if (len == 0 || len > VR_CONFIG_MAX_ID_NAME || name[0] == '-')
+		return FALSE;
+	if (name[len - 1] == '$')
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		if (!g_ascii_isalnum(name[i]) && !strchr("._-", name[i]))
+			return FALSE;
+	}
+	return len > 0;
+}
+
+/* "alice, bob" -> { "alice", "bob" }; "" -> {}. @k->unit is "user" or "group". */
+static gboolean parse_ids(const char *value, const struct key_desc *k, char ***out, char **why)
+{
+	g_autofree char *trimmed = g_strstrip(g_strdup(value));
+	g_auto(GStrv) items = NULL;
+	guint n = 0;
+
+	if (!*trimmed) {
+		g_strfreev(*out);
+		*out = g_new0(char *, 1);
+		return TRUE;
+	}
+	items = g_strsplit(trimmed, ",", -1);
+	for (char **item = items; *item; item++, n++) {
+		g_strstrip(*item);
+		if (!**item) {
+			*why = g_strdup_printf("an empty item in the list: expected %s names (or "
+					       "ids) separated by commas, or nothing",
+					       k->unit);
+			return FALSE;
+		}
+		if (!id_name_ok(*item)) {
+			*why = g_strdup_printf(
+				"\"%s\" is not a %s name: expected letters, digits, '.', '_' or "
+				"'-' (not first), at most %d bytes, or a numeric id",
+				*item, k->unit, VR_CONFIG_MAX_ID_NAME);
+			return FALSE;
+		}
+		for (char **before = items; before < item; before++) {
+			if (!strcmp(*before, *item)) {
+				*why = g_strdup_printf("%s \"%s\" is listed twice", k->unit, *item);
+				return FALSE;
+			}
+		}
+	}
+	if (n > VR_CONTROL_MAX_IDS) {
+		*why = g_strdup_printf("%u %ss listed: at most %d", n, k->unit, VR_CONTROL_MAX_IDS);
+		return FALSE;
+	}
+	g_strfreev(*out);
+	*out = g_steal_pointer(&items);
+	return TRUE;
+}
+
 /* Sets the field of @k in @c from @value; FALSE with *why on a bad value. */
 static gboolean parse_value(struct vr_daemon_config *c, const struct key_desc *k, const char *value,
 			    char **why)
@@ -549,6 +651,8 @@ static gboolean parse_value(struct vr_daemon_config *c, const struct key_desc *k
 		return parse_size(value, k, AT(c, k, uint64_t), why);
 	case KEY_ACTIONS:
 		return parse_actions(value, AT(c, k, uint32_t), why);
+	case KEY_IDS:
+		return parse_ids(value, k, AT(c, k, char **), why);
 	}
 	*why = g_strdup("unknown kind of key");
 	return FALSE;
@@ -619,6 +723,8 @@ static char *format_value(const struct vr_daemon_config *c, const struct key_des
 		return format_size(*AT_CONST(c, k, uint64_t));
 	case KEY_ACTIONS:
 		return format_actions(*AT_CONST(c, k, uint32_t));
+	case KEY_IDS:
+		return g_strjoinv(",", (char **)*AT_CONST(c, k, char **));
 	}
 	return g_strdup("");
 }
@@ -848,12 +954,109 @@ static gboolean read_bounded(const char *path, gsize max_bytes, char **text, gsi
 
 struct vr_daemon_config *vr_daemon_config_load(const char *path, GError **error)
 {
+	g_autoptr(vr_daemon_config) c = NULL;
 	g_autofree char *text = NULL;
+	struct vr_control_rules rules;
 	gsize len = 0;
 
 	if (!read_bounded(path, VR_CONFIG_MAX_FILE_BYTES, &text, &len, error))
 		return NULL;
-	return vr_daemon_config_parse(text, (gssize)len, path, error);
+	c = vr_daemon_config_parse(text, (gssize)len, path, error);
+	if (!c || !vr_daemon_config_control_rules(c, &rules, error))
+		return NULL;
+	return g_steal_pointer(&c);
+}
+
+/* Largest buffer getpwnam_r() and getgrnam_r() get, bytes: a group with
+ * thousands of members needs a few hundred KiB. */
+#define MAX_NSS_BUFFER_BYTES (4U << 20)
+
+/**
+ * lookup_id() - the uid of the user @name (@group FALSE) or the gid of the
+ * group @name, or the decimal id @name is. FALSE with *@why (owned) when it
+ * does not resolve.
+ */
+static gboolean lookup_id(const char *name, gboolean group, uint32_t *id, char **why)
+{
+	gsize size = 16384;
+	guint64 v;
+	int rc = 0;
+
+	if (g_ascii_string_to_unsigned(name, 10, 0, G_MAXUINT32 - 1, &v, NULL)) {
+		*id = (uint32_t)v;
+		return TRUE;
+	}
+	for (;;) {
+		g_autofree char *buf = g_malloc(size);
+
+		if (group) {
+			struct group gr, *res = NULL;
+
+			rc = getgrnam_r(name, &gr, buf, size, &res);
+			if (rc == 0 && res) {
+				*id = (uint32_t)gr.gr_gid;
+				return TRUE;
+			}
+		} else {
+			struct passwd pw, *res = NULL;
+
+			rc = getpwnam_r(name, &pw, buf, size, &res);
+			if (rc == 0 && res) {
+				*id = (uint32_t)pw.pw_uid;
+				return TRUE;
+			}
+		}
+		if (rc != ERANGE || size >= MAX_NSS_BUFFER_BYTES)
+			break;
+		size *= 2;
+	}
+	if (rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM)
+		*why = g_strdup_printf("no %s \"%s\" on this host", group ? "group" : "user", name);
+	else
+		*why = g_strdup_printf("cannot look up the %s \"%s\": %s", group ? "group" : "user",
+				       name, g_strerror(rc));
+	return FALSE;
+}
+
+gboolean vr_daemon_config_control_rules(const struct vr_daemon_config *c,
+					struct vr_control_rules *out, GError **error)
+{
+	struct vr_control_rules r;
+	const struct {
+		const char *key;
+		char *const *names;
+		gboolean group;
+		struct vr_control_ids *ids;
+	} lists[] = {
+		{ "control-admin-users", c->control_admin_users, FALSE, &r.admin_users },
+		{ "control-admin-groups", c->control_admin_groups, TRUE, &r.admin_groups },
+		{ "control-read-only-users", c->control_read_only_users, FALSE,
+		  &r.read_only_users },
+		{ "control-read-only-groups", c->control_read_only_groups, TRUE,
+		  &r.read_only_groups },
+	};
+
+	vr_control_rules_init(&r);
+	r.idle_timeout_ms = c->control_idle_timeout_ms;
+	r.max_clients_per_user = c->control_max_clients_per_user;
+	for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
+		for (char *const *name = lists[i].names; name && *name; name++) {
+			g_autofree char *why = NULL;
+			uint32_t id;
+
+			if (lists[i].ids->nr >= VR_CONTROL_MAX_IDS)
+				return set_invalid(error, c->path ? c->path : "the defaults",
+						   "[daemon] %s: more than %d names", lists[i].key,
+						   VR_CONTROL_MAX_IDS);
+			if (!lookup_id(*name, lists[i].group, &id, &why))
+				return set_invalid(error, c->path ? c->path : "the defaults",
+						   "[daemon] %s = \"%s\": %s", lists[i].key, *name,
+						   why);
+			lists[i].ids->id[lists[i].ids->nr++] = id;
+		}
+	}
+	*out = r;
+	return TRUE;
 }
 
 gboolean vr_daemon_config_reload(struct vr_daemon_config **config, const char *path, GError **error)

@@ -33,6 +33,12 @@
 /* Longest policy name, bytes (with ".json" it stays a valid file name). */
 #define VR_CONFIG_MAX_POLICY_NAME 200
 
+/* Longest user or group name in the control-* role lists, bytes: useradd's
+ * own limit is 32; 64 leaves room for directory services. */
+#define VR_CONFIG_MAX_ID_NAME 64
+
+struct vr_control_rules; /* control.h */
+
 #define VR_CONFIG_ERROR (vr_config_error_quark())
 GQuark vr_config_error_quark(void);
 
@@ -98,6 +104,20 @@ const char *vr_host_access_source_name(enum vr_host_access_source_kind kind);
  *			 "control-socket"). Owned.
  * @control_socket_mode: its permission bits, no bits for others (key
  *			 "control-socket-mode").
+ * @control_admin_users: users given the admin role on the control socket
+ *			 (key "control-admin-users"): names, or uids in
+ *			 decimal; NULL-terminated, owned, never NULL (empty:
+ *			 only root and vreclaimd's own user are admin).
+ * @control_admin_groups: groups whose members are admin (key
+ *			 "control-admin-groups"): names or gids, as above.
+ * @control_read_only_users: users given the read-only role (status,
+ *			 metrics; key "control-read-only-users"), as above.
+ * @control_read_only_groups: groups whose members are read-only (key
+ *			 "control-read-only-groups"), as above.
+ * @control_idle_timeout_ms: a control client idle this long is closed, ms
+ *			 (key "control-idle-timeout-ms").
+ * @control_max_clients_per_user: control clients of one user at once (key
+ *			 "control-max-clients-per-user").
  * @metrics_host:	 loopback address of the Prometheus text endpoint
  *			 ("127.0.0.1", "::1"), NULL when it is off (key
  *			 "metrics-listen"). Owned.
@@ -129,6 +149,12 @@ struct vr_daemon_config {
 	char *policy_dir;
 	char *control_socket;
 	uint32_t control_socket_mode;
+	char **control_admin_users;
+	char **control_admin_groups;
+	char **control_read_only_users;
+	char **control_read_only_groups;
+	uint64_t control_idle_timeout_ms;
+	uint32_t control_max_clients_per_user;
 	char *metrics_host;
 	uint16_t metrics_port;
 	uint64_t interval_ms;
@@ -164,8 +190,10 @@ struct vr_daemon_config *vr_daemon_config_parse(const char *text, gssize len, co
 
 /**
  * vr_daemon_config_load() - read (at most VR_CONFIG_MAX_FILE_BYTES) and parse
- * the file @path. Return: a new config, or NULL with @error naming @path
- * (VR_CONFIG_ERROR_NOT_FOUND when it does not exist).
+ * the file @path, and check that the names of its control-* role lists
+ * resolve (vr_daemon_config_control_rules()). Return: a new config, or NULL
+ * with @error naming @path (VR_CONFIG_ERROR_NOT_FOUND when it does not
+ * exist).
  */
 struct vr_daemon_config *vr_daemon_config_load(const char *path, GError **error);
 
@@ -176,6 +204,19 @@ struct vr_daemon_config *vr_daemon_config_load(const char *path, GError **error)
  */
 gboolean vr_daemon_config_reload(struct vr_daemon_config **config, const char *path,
 				 GError **error);
+
+/**
+ * vr_daemon_config_control_rules() - the control socket's rules of @c
+ * (control.h): its role lists with each name resolved to an id through the
+ * system's user and group databases (getpwnam_r(), getgrnam_r(); a decimal
+ * number is taken as the id itself), its limits, and the calling process's
+ * effective uid as the owner. Not pure: the databases may be remote (NSS);
+ * resolved again on each reload.
+ * Return: FALSE with @error (VR_CONFIG_ERROR_INVALID) naming @c's file, the
+ * key and the name that does not resolve.
+ */
+gboolean vr_daemon_config_control_rules(const struct vr_daemon_config *c,
+					struct vr_control_rules *out, GError **error);
 
 /**
  * vr_daemon_config_to_string() - @c as a key file with every key, values

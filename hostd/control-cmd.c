@@ -10,6 +10,7 @@
 #include "control-client.h"
 #include "json-doc.h"
 #include "simulate.h" /* VRCTL_EXIT_* */
+#include "text-escape.h"
 
 /* How long a command waits for vreclaimd's reply, ms: it answers from its
  * main loop at once; a daemon that does not within this is stuck. */
@@ -34,30 +35,6 @@ char *vrctl_control_format_size(guint64 bytes)
 	return g_strdup_printf("%.2f %s", v, units[u]);
 }
 
-/* @text for a terminal: control and format characters, and bytes that are
- * not UTF-8, as '?'. Owned. */
-static char *safe_text(const char *text)
-{
-	GString *out = g_string_new(NULL);
-	const char *p = text;
-
-	while (*p) {
-		gunichar c = g_utf8_get_char_validated(p, -1);
-
-		if (c == (gunichar)-1 || c == (gunichar)-2) {
-			g_string_append_c(out, '?');
-			p++;
-			continue;
-		}
-		if (g_unichar_iscntrl(c) || g_unichar_type(c) == G_UNICODE_FORMAT)
-			g_string_append_c(out, '?');
-		else
-			g_string_append_unichar(out, c);
-		p = g_utf8_next_char(p);
-	}
-	return g_string_free(out, FALSE);
-}
-
 /* "3d 4h 5m", "4h 5m", "5m 6s", "6s". */
 static char *format_uptime(guint64 ms)
 {
@@ -78,8 +55,8 @@ static char *format_uptime(guint64 ms)
 
 static void print_daemon(const struct vr_daemon_status *d)
 {
-	g_autofree char *version = safe_text(d->version);
-	g_autofree char *uri = safe_text(d->libvirt_uri);
+	g_autofree char *version = vr_text_escape(d->version, -1);
+	g_autofree char *uri = vr_text_escape(d->libvirt_uri, -1);
 	g_autofree char *uptime = format_uptime(d->uptime_ms);
 	g_autofree char *quota = vrctl_control_format_size(d->fleet_quota_bytes);
 
@@ -102,16 +79,16 @@ static const char *const column_names[NR_COLUMNS] = {
 /* The cells of @d's row, owned. */
 static void domain_row(const struct vr_domain_status *d, char **cells)
 {
-	g_autofree char *reason = safe_text(d->reason);
-	g_autofree char *backend = safe_text(d->agent_backend);
+	g_autofree char *reason = vr_text_escape(d->reason, -1);
+	g_autofree char *backend = vr_text_escape(d->agent_backend, -1);
 	g_autofree char *rss = vrctl_control_format_size(d->rss_bytes);
 	g_autofree char *rss_start = vrctl_control_format_size(d->rss_start_bytes);
 
-	cells[0] = safe_text(d->name);
+	cells[0] = vr_text_escape(d->name, -1);
 	cells[1] = d->managed ? g_strdup("yes") :
 		   *reason    ? g_strdup_printf("no: %s", reason) :
 				g_strdup("no");
-	cells[2] = *d->policy ? safe_text(d->policy) : g_strdup("-");
+	cells[2] = *d->policy ? vr_text_escape(d->policy, -1) : g_strdup("-");
 	cells[3] = g_strdup_printf("%u", d->priority);
 	cells[4] = d->agent_state == VR_AGENT_STATE_CONNECTED && *backend ?
 			   g_strdup_printf("connected (%s)", backend) :
@@ -120,7 +97,7 @@ static void domain_row(const struct vr_domain_status *d, char **cells)
 	cells[6] = vrctl_control_format_size(d->reclaimed_bytes);
 	cells[7] = g_strdup_printf("%s / %s", rss, rss_start);
 	cells[8] = g_strdup_printf("%" G_GUINT64_FORMAT, (guint64)d->qt_exceeds);
-	cells[9] = *d->last_error ? safe_text(d->last_error) : g_strdup("-");
+	cells[9] = *d->last_error ? vr_text_escape(d->last_error, -1) : g_strdup("-");
 }
 
 /* One row: a space, the cells padded to @widths (the last one not). */
@@ -183,10 +160,10 @@ static void print_json(const char *raw)
 /* Say what went wrong, virsh-like. Return: VRCTL_EXIT_ERROR. */
 static int report_error(const char *domain, const GError *error)
 {
-	g_autofree char *msg = safe_text(error->message);
+	g_autofree char *msg = vr_text_escape(error->message, -1);
 
 	if (g_error_matches(error, VR_CONTROL_ERROR, VR_CONTROL_ERROR_NO_DOMAIN) && domain) {
-		g_autofree char *name = safe_text(domain);
+		g_autofree char *name = vr_text_escape(domain, -1);
 
 		g_printerr("error: domain '%s' is not known to vreclaimd\n", name);
 	} else if (g_error_matches(error, VR_CONTROL_ERROR, VR_CONTROL_ERROR_INVALID_ARGUMENT)) {
@@ -253,7 +230,7 @@ int vrctl_control_main(const char *socket_path, int argc, char **argv)
 	}
 	int nargs = argc - 1;
 	if (nargs > control_commands[cmd].max_args) {
-		g_autofree char *arg = safe_text(argv[control_commands[cmd].max_args + 1]);
+		g_autofree char *arg = vr_text_escape(argv[control_commands[cmd].max_args + 1], -1);
 
 		g_printerr("error: %s: unexpected argument '%s'\n", name, arg);
 		return VRCTL_EXIT_USAGE;
@@ -271,7 +248,7 @@ int vrctl_control_main(const char *socket_path, int argc, char **argv)
 		const char *eq = strchr(argv[i], '=');
 
 		if (!eq || eq == argv[i]) {
-			g_autofree char *arg = safe_text(argv[i]);
+			g_autofree char *arg = vr_text_escape(argv[i], -1);
 
 			g_printerr("error: set: '%s' is not KEY=VALUE\n", arg);
 			return VRCTL_EXIT_USAGE;
@@ -309,7 +286,7 @@ int vrctl_control_main(const char *socket_path, int argc, char **argv)
 		if (!vr_control_client_set(client, domain, (const char *const *)settings->pdata,
 					   VRCTL_CONTROL_TIMEOUT_MS, &error))
 			return report_error(domain, error);
-		g_autofree char *shown = safe_text(domain);
+		g_autofree char *shown = vr_text_escape(domain, -1);
 		g_print("Domain '%s' updated\n", shown);
 	} else if (!strcmp(name, "pause") || !strcmp(name, "resume")) {
 		gboolean pause = !strcmp(name, "pause");
@@ -317,7 +294,7 @@ int vrctl_control_main(const char *socket_path, int argc, char **argv)
 		if (!vr_control_client_pause(client, domain, pause, VRCTL_CONTROL_TIMEOUT_MS,
 					     &error))
 			return report_error(domain, error);
-		g_autofree char *shown = domain ? safe_text(domain) : NULL;
+		g_autofree char *shown = domain ? vr_text_escape(domain, -1) : NULL;
 		if (shown)
 			g_print("Reclaim %s for domain '%s'\n", pause ? "paused" : "resumed",
 				shown);

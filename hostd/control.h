@@ -18,10 +18,21 @@
  * through struct vr_control_ops. A bad request gets an error reply naming
  * what was wrong and the connection goes on; a client that sends garbage,
  * floods, stops reading or vanishes mid-line costs only its own connection.
+ *
+ * Who may do what (struct vr_control_rules): the server reads each client's
+ * peer credentials (SO_PEERCRED: uid, gid; SO_PEERGROUPS: its supplementary
+ * groups) and gives it a role: admin (every command) or read-only (status,
+ * metrics). root and vreclaimd's own user are admin; other users need to be
+ * listed, by user or by group. A client with no role is refused when it
+ * connects; a read-only client's set, pause or resume gets a
+ * "permission-denied" error reply. A client idle for longer than the idle
+ * timeout is closed, and one user holds at most a few of the server's slots,
+ * so neither idle nor greedy clients lock the others out.
  */
 #pragma once
 
 #include <glib.h>
+#include <stdint.h>
 
 #include "domain-status.h"
 
@@ -62,16 +73,19 @@ GQuark vr_control_error_quark(void);
  *				       a wrong type), or a setting is refused;
  *				       the description names what was wrong.
  * @VR_CONTROL_ERROR_FAILED:	       the daemon could not do it.
+ * @VR_CONTROL_ERROR_PERMISSION_DENIED: the client's role does not allow the
+ *				       command, or the client has no role.
  */
 enum vr_control_error {
 	VR_CONTROL_ERROR_NO_DOMAIN,
 	VR_CONTROL_ERROR_INVALID_ARGUMENT,
 	VR_CONTROL_ERROR_FAILED,
+	VR_CONTROL_ERROR_PERMISSION_DENIED,
 };
 
 /**
  * vr_control_error_class_name() - "no-domain", "invalid-argument",
- * "failed"; "failed" for other values too.
+ * "failed", "permission-denied"; "failed" for other values.
  */
 const char *vr_control_error_class_name(enum vr_control_error cls);
 
@@ -102,6 +116,116 @@ const char *vr_control_command_name(enum vr_control_command command);
 
 /** vr_control_command_from_name() - parse a command name; FALSE if unknown. */
 gboolean vr_control_command_from_name(const char *name, enum vr_control_command *command);
+
+/* ---- roles ---- */
+
+/**
+ * enum vr_control_role - what a client of the control socket may do.
+ * @VR_CONTROL_ROLE_NONE:      nothing: it is refused when it connects.
+ * @VR_CONTROL_ROLE_READ_ONLY: the queries (status, metrics).
+ * @VR_CONTROL_ROLE_ADMIN:     every command.
+ */
+enum vr_control_role {
+	VR_CONTROL_ROLE_NONE,
+	VR_CONTROL_ROLE_READ_ONLY,
+	VR_CONTROL_ROLE_ADMIN,
+};
+
+/** vr_control_role_name() - "none", "read-only", "admin"; "none" for other values. */
+const char *vr_control_role_name(enum vr_control_role role);
+
+/**
+ * vr_control_command_needs_admin() - whether @command changes the daemon
+ * (set, pause, resume) and so needs VR_CONTROL_ROLE_ADMIN; the queries
+ * (status, metrics) need VR_CONTROL_ROLE_READ_ONLY.
+ */
+gboolean vr_control_command_needs_admin(enum vr_control_command command);
+
+/* Users or groups listed per role, at most: a role is given to a few
+ * operators' accounts or groups, not to a directory. */
+#define VR_CONTROL_MAX_IDS 32
+
+/**
+ * struct vr_control_ids - a set of user or group ids (uid_t and gid_t are
+ * 32-bit on Linux).
+ * @nr:	how many of @id are used, 0..VR_CONTROL_MAX_IDS.
+ * @id:	the ids, in no order.
+ */
+struct vr_control_ids {
+	guint nr;
+	uint32_t id[VR_CONTROL_MAX_IDS];
+};
+
+/** vr_control_ids_contain() - whether @id is one of @ids. */
+gboolean vr_control_ids_contain(const struct vr_control_ids *ids, uint32_t id);
+
+/* A client that neither sends nor reads for this long is closed, ms: 30 s
+ * is ample for a script between two requests (vreclaimctl sends its one
+ * request at once), while a client that went to sleep holding a slot frees
+ * it soon: 16 idle clients used to lock every other client out. */
+#define VR_CONTROL_DEFAULT_IDLE_TIMEOUT_MS 30000U
+
+/* Clients of one user at once, by default: a quarter of the server's
+ * VR_CONTROL_MAX_CLIENTS, so one user (a script in a loop) leaves room for
+ * at least three others. */
+#define VR_CONTROL_DEFAULT_MAX_CLIENTS_PER_USER 4U
+
+/* At most one log line per this many ms about refused clients; the others
+ * are counted and the count is logged with the next line. */
+#define VR_CONTROL_REFUSAL_LOG_INTERVAL_MS 10000
+
+/**
+ * struct vr_control_rules - who may do what on the control socket, and how
+ * long and how many clients the server keeps.
+ * @owner_uid:		  vreclaimd's own user: admin, as root (uid 0) is.
+ * @admin_users:	  uids given the admin role.
+ * @admin_groups:	  gids given the admin role: a client whose gid or one
+ *			  of whose supplementary groups is listed.
+ * @read_only_users:	  uids given the read-only role.
+ * @read_only_groups:	  gids given the read-only role, as @admin_groups.
+ * @idle_timeout_ms:	  a client that neither sends a byte nor takes one of
+ *			  its reply for this long is closed, ms; > 0.
+ * @max_clients_per_user: clients of one uid at once, 1..VR_CONTROL_MAX_CLIENTS;
+ *			  one more is refused.
+ *
+ * The admin role wins when a client has both.
+ */
+struct vr_control_rules {
+	uint32_t owner_uid;
+	struct vr_control_ids admin_users;
+	struct vr_control_ids admin_groups;
+	struct vr_control_ids read_only_users;
+	struct vr_control_ids read_only_groups;
+	uint64_t idle_timeout_ms;
+	guint max_clients_per_user;
+};
+
+/**
+ * vr_control_rules_init() - the default rules: the calling process's
+ * effective uid as @owner_uid, nobody else listed, the default idle timeout
+ * and clients per user.
+ */
+void vr_control_rules_init(struct vr_control_rules *rules);
+
+/**
+ * struct vr_control_peer - who a client is, as its socket says.
+ * @pid:	its process (SO_PEERCRED), for logs.
+ * @uid, @gid:	its effective user and group when it connected (SO_PEERCRED).
+ * @groups:	its supplementary groups (SO_PEERGROUPS; none on kernels
+ *		before 4.13); borrowed.
+ * @nr_groups:	how many @groups holds.
+ */
+struct vr_control_peer {
+	int32_t pid;
+	uint32_t uid;
+	uint32_t gid;
+	const uint32_t *groups;
+	guint nr_groups;
+};
+
+/** vr_control_role_of() - the role @rules give @peer. Pure. */
+enum vr_control_role vr_control_role_of(const struct vr_control_rules *rules,
+					const struct vr_control_peer *peer);
 
 /**
  * struct vr_control_request - one request.
@@ -217,12 +341,21 @@ struct vr_control_ops {
 };
 
 /**
- * vr_control_handle_line() - serve one request line: decode it, call @ops,
- * and return the reply line (owned; an error reply for a bad request or a
- * failed op). What the server does with each line; pure but for @ops.
+ * vr_control_handle_line() - serve one request line of an admin client:
+ * decode it, call @ops, and return the reply line (owned; an error reply for
+ * a bad request or a failed op). Pure but for @ops.
  */
 char *vr_control_handle_line(const struct vr_control_ops *ops, gpointer user, const char *line,
 			     gsize len);
+
+/**
+ * vr_control_handle_line_as() - vr_control_handle_line() for a client of
+ * @role: a command the role does not allow is not passed to @ops and gets
+ * a "permission-denied" error reply ("permission denied: set needs the
+ * admin role"). What the server does with each line.
+ */
+char *vr_control_handle_line_as(const struct vr_control_ops *ops, gpointer user,
+				enum vr_control_role role, const char *line, gsize len);
 
 /* At most this many clients at once; one more gets a "failed" error reply
  * and is closed. */
@@ -242,14 +375,28 @@ typedef struct vr_control_server vr_control_server;
  *		A socket file nobody listens on is replaced; a socket somebody
  *		listens on, or a file of another kind, is an error.
  * @mode:	the socket file's permissions, at most 0777 (e.g.
- *		VR_CONTROL_DEFAULT_MODE), set before it listens.
+ *		VR_CONTROL_DEFAULT_MODE), set before it listens. It decides
+ *		who may connect; @rules decide what a connected client may do.
+ * @rules:	roles and limits, copied; NULL for vr_control_rules_init()'s.
  * @ops:	the daemon's callbacks, copied.
  * @user:	passed to @ops.
- * Return: owned server, or NULL with @error naming @path.
+ * Return: owned server, or NULL with @error naming @path (or the rule that
+ * is out of range).
  */
 struct vr_control_server *vr_control_server_new(const char *path, guint mode,
+						const struct vr_control_rules *rules,
 						const struct vr_control_ops *ops, gpointer user,
 						GError **error);
+
+/**
+ * vr_control_server_set_rules() - serve with @rules (copied) from now on: a
+ * connected client's role is checked again with each request, so a role
+ * taken away holds at once; the idle timeout applies from the next timer.
+ * Return: FALSE with @error (INVALID_ARGUMENT) when a limit is out of range;
+ * the rules in force stay.
+ */
+gboolean vr_control_server_set_rules(struct vr_control_server *s,
+				     const struct vr_control_rules *rules, GError **error);
 
 /** vr_control_server_nr_clients() - the clients connected now. */
 guint vr_control_server_nr_clients(const struct vr_control_server *s);

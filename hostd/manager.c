@@ -1444,7 +1444,9 @@ static char *metrics_address(const struct vr_daemon_config *c)
 	return g_strdup_printf("%s:%u", c->metrics_host, c->metrics_port);
 }
 
-/* Opens what @c asks for into *@control and *@metrics; nothing on error. */
+/* Opens what @c asks for into *@control and *@metrics; nothing on error.
+ * The control socket's roles and limits are @c's, resolved (user and group
+ * names to ids) now. */
 static gboolean open_servers(struct vr_manager *m, const struct vr_daemon_config *c,
 			     struct vr_control_server **control, struct vr_metrics_server **metrics,
 			     GError **error)
@@ -1452,9 +1454,12 @@ static gboolean open_servers(struct vr_manager *m, const struct vr_daemon_config
 	g_autoptr(vr_control_server) ctl = NULL;
 	g_autoptr(vr_metrics_server) met = NULL;
 	g_autofree char *address = metrics_address(c);
+	struct vr_control_rules rules;
 
-	ctl = vr_control_server_new(c->control_socket, c->control_socket_mode, &control_ops, m,
-				    error);
+	if (!vr_daemon_config_control_rules(c, &rules, error))
+		return FALSE;
+	ctl = vr_control_server_new(c->control_socket, c->control_socket_mode, &rules, &control_ops,
+				    m, error);
 	if (!ctl)
 		return FALSE;
 	if (address) {
@@ -1492,6 +1497,7 @@ gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 	g_autoptr(vr_daemon_config) next = NULL;
 	g_autoptr(vr_control_server) control = NULL;
 	g_autoptr(vr_metrics_server) metrics = NULL;
+	struct vr_control_rules rules;
 	gboolean servers_changed, uri_changed;
 
 	if (!m->config_path) {
@@ -1500,7 +1506,7 @@ gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 		return FALSE;
 	}
 	next = vr_daemon_config_load(m->config_path, error);
-	if (!next)
+	if (!next || !vr_daemon_config_control_rules(next, &rules, error))
 		return FALSE;
 	servers_changed = g_strcmp0(next->control_socket, m->config->control_socket) != 0 ||
 			  next->control_socket_mode != m->config->control_socket_mode ||
@@ -1519,6 +1525,8 @@ gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 		}
 		m->control = g_steal_pointer(&control);
 		m->metrics = g_steal_pointer(&metrics);
+	} else if (m->control && !vr_control_server_set_rules(m->control, &rules, error)) {
+		return FALSE;
 	}
 	uri_changed = g_strcmp0(next->connect_uri, m->config->connect_uri) != 0;
 	vr_daemon_config_free(m->config);

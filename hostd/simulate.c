@@ -20,9 +20,16 @@
 
 #include "policy.h"
 #include "sim-run.h"
+#include "user-file.h"
 
 #define GIB	 (1ULL << 30)
 #define US_PER_S 1000000.0
+
+/* The largest guest --size-gib takes, GiB: the simulation keeps a few words
+ * for every 4 KiB page of the guest (the reclaim model's next access and
+ * resident tree, the access tracker's last sight), about 2 GiB of memory
+ * at 256 GiB; beyond, g_malloc() would abort where it cannot. */
+#define SIM_MAX_SIZE_GIB 256
 
 #define CSV_HEADER "quota,prioritization,memory_saving,reclaimer_cpu,slowdown"
 
@@ -421,7 +428,8 @@ static struct vr_policy *load_policy(const char *path, GError **error)
 
 	if (!path)
 		return vr_policy_new_profile(NULL, error);
-	if (!g_file_get_contents(path, &text, &len, error))
+	text = vr_user_file_read(path, VR_USER_FILE_POLICY_MAX_BYTES, &len, error);
+	if (!text)
 		return NULL;
 	return vr_policy_parse(text, (gssize)len, error);
 }
@@ -451,7 +459,8 @@ static char *load_workload_file(const char *path, uint64_t size_bytes, uint64_t 
 	g_autoptr(vr_sim) sim = NULL;
 	gsize len;
 
-	if (!g_file_get_contents(path, &text, &len, error))
+	text = vr_user_file_read(path, VR_USER_FILE_WORKLOAD_MAX_BYTES, &len, error);
+	if (!text)
 		return NULL;
 	if (strlen(text) != len) {
 		g_set_error(error, VR_SIM_ERROR, VR_SIM_ERROR_INVALID,
@@ -491,9 +500,11 @@ static gboolean check_options(GOptionContext *octx, const struct options *o, int
 				   "file, docs/simulate.md)",
 				   o->workload, names);
 	}
-	if (!(o->size_gib > 0 && o->size_gib * GIB < (double)(1ULL << 50)))
-		return usage_error(octx, "--size-gib: expected a positive size, got %g",
-				   o->size_gib);
+	if (!(o->size_gib > 0 && o->size_gib <= SIM_MAX_SIZE_GIB))
+		return usage_error(octx,
+				   "--size-gib: expected a positive size of at most %d GiB (the "
+				   "simulation keeps state for every page of the guest), got %g",
+				   SIM_MAX_SIZE_GIB, o->size_gib);
 	if (!(o->seconds > 0 && o->seconds <= 1e7))
 		return usage_error(octx, "--seconds: expected a positive duration, got %g",
 				   o->seconds);

@@ -12,6 +12,12 @@
 
 #include "config.h"
 #include "manager.h"
+#include "text-escape.h"
+
+/* Every log line goes through vr_text_escape(): domain names, libvirt's XML
+ * and agents' strings reach the log, and a control character in them must
+ * not forge a line or drive a terminal. */
+static struct vr_log_escape log_escape = { .next = g_log_writer_default };
 
 /* Exit codes: 0 after a clean stop, 1 when it cannot start, 2 for bad
  * arguments. */
@@ -82,6 +88,7 @@ int main(int argc, char **argv)
 	struct vr_manager_paths paths = { 0 };
 
 	setlocale(LC_ALL, "");
+	g_log_set_writer_func(vr_log_writer_escape, &log_escape, NULL);
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
 		g_printerr("vreclaimd: %s\n", error->message);

@@ -193,7 +193,7 @@ int main(int argc, char **argv)
 	fleet_init();
 	g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
 	g_autoptr(vr_control_server)
-		control = vr_control_server_new(socket_path, (guint)mode, &ops, NULL, &error);
+		control = vr_control_server_new(socket_path, (guint)mode, NULL, &ops, NULL, &error);
 	if (!control) {
 		g_printerr("fake-vreclaimd: %s\n", error->message);
 		return 1;

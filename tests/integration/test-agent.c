@@ -652,6 +652,12 @@ Test(agent, bad_arguments_are_named)
 	expect_agent_fails(bad_interval, 2, "--report-interval");
 	const char *const two_channels[] = { "--socket", other, "--vsock", "5", NULL };
 	expect_agent_fails(two_channels, 2, "at most one of");
+	const char *const peer_alone[] = { "--socket", other, "--vsock-peer", "2", NULL };
+	expect_agent_fails(peer_alone, 2, "--vsock-peer goes with --vsock");
+	const char *const bad_peer[] = { "--vsock", "5", "--vsock-peer", "hypervisor", NULL };
+	expect_agent_fails(bad_peer, 2, "--vsock-peer: 'hypervisor' is not a vsock CID");
+	const char *const endless_policy[] = { "--socket", other, "--policy", "/dev/zero", NULL };
+	expect_agent_fails(endless_policy, 2, "/dev/zero is larger than the 1048576 bytes allowed");
 	const char *const unknown_backend[] = {
 		"--socket", other,	     "--sysfs-root", sysfs,	  "--procfs-root",
 		procfs,	    "--cgroup-root", cgroup,	     "--backend", "zswap",

@@ -4,7 +4,8 @@
  * socket and metrics server in front of a fixed fake fleet of three
  * domains): the status table and --json, set (and its errors: exit 1 with
  * the message), pause/resume, metrics, an unknown domain, a socket nobody
- * listens on, usage errors (exit 2), and the metrics over HTTP.
+ * listens on, usage errors (exit 2), bounded files and sizes, and the
+ * metrics over HTTP.
  *
  * The binaries come from the VRECLAIMCTL and VR_FAKE_VRECLAIMD environment
  * variables (meson). vreclaimctl runs with LC_ALL=C, so sizes have a '.'.
@@ -295,6 +296,31 @@ Test(vreclaimctl, usage_errors_exit_2)
 		  "error: unknown command 'frobnicate'" },
 	};
 
+	expect_failures(cases, G_N_ELEMENTS(cases));
+}
+
+/* Issue 16, item 7: what a user names is read with a bound, and sizes that
+ * would make vreclaimctl abort in g_malloc() are refused up front. */
+Test(vreclaimctl, files_and_sizes_are_bounded)
+{
+	static const struct fail_case cases[] = {
+		{ { "simulate", "--size-gib", "16384", NULL },
+		  2,
+		  "error: --size-gib: expected a positive size of at most 256 GiB" },
+		{ { "simulate", "--size-gib", "0", NULL },
+		  2,
+		  "error: --size-gib: expected a positive size of at most 256 GiB" },
+		{ { "simulate", "--size-gib", "256.5", NULL }, 2, "error: --size-gib: " },
+		{ { "agent", "--socket", "SOCK", "set-policy", "/dev/zero", NULL },
+		  2,
+		  "error: /dev/zero is larger than the 1048576 bytes allowed\n" },
+		{ { "simulate", "--policy", "/dev/zero", NULL },
+		  1,
+		  "vreclaimctl: /dev/zero: /dev/zero is larger than the 1048576 bytes allowed\n" },
+	};
+
+	if (!g_file_test("/dev/zero", G_FILE_TEST_EXISTS))
+		cr_skip_test("this machine has no /dev/zero");
 	expect_failures(cases, G_N_ELEMENTS(cases));
 }
 

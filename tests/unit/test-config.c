@@ -18,8 +18,10 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "control.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
 
@@ -171,6 +173,18 @@ static struct valid_case valid_cases[] = {
 	{ "daemon", "control-socket-mode", "0660", "0660" },
 	{ "daemon", "control-socket-mode", "600", "0600" },
 	{ "daemon", "control-socket-mode", "0", "0000" },
+	{ "daemon", "control-admin-users", "root", "root" },
+	{ "daemon", "control-admin-users", "alice, bob", "alice,bob" },
+	{ "daemon", "control-admin-users", "", "" },
+	{ "daemon", "control-admin-users", "0,1000", "0,1000" },
+	{ "daemon", "control-admin-groups", "wheel", "wheel" },
+	{ "daemon", "control-read-only-users", "svc-monitor$,prom.export_1",
+	  "svc-monitor$,prom.export_1" },
+	{ "daemon", "control-read-only-groups", " monitoring , adm ", "monitoring,adm" },
+	{ "daemon", "control-idle-timeout-ms", "1000", "1000" },
+	{ "daemon", "control-idle-timeout-ms", "86400000", "86400000" },
+	{ "daemon", "control-max-clients-per-user", "1", "1" },
+	{ "daemon", "control-max-clients-per-user", "16", "16" },
 	{ "daemon", "metrics-listen", "127.0.0.1:9100", "127.0.0.1:9100" },
 	{ "daemon", "metrics-listen", "[::1]:9100", "[::1]:9100" },
 	{ "daemon", "metrics-listen", "127.0.0.2:1", "127.0.0.2:1" },
@@ -305,6 +319,24 @@ static struct invalid_case invalid_cases[] = {
 	{ "daemon", "control-socket-mode", "0o600", "octal" },
 	{ "daemon", "control-socket-mode", "0800", "octal" },
 	{ "daemon", "control-socket-mode", "", "octal" },
+	{ "daemon", "control-admin-users", "alice,,bob", "empty item" },
+	{ "daemon", "control-admin-users", "alice,", "empty item" },
+	{ "daemon", "control-admin-users", "-alice", "not a user name" },
+	{ "daemon", "control-admin-users", "al ice", "not a user name" },
+	{ "daemon", "control-admin-users", "alice;bob", "not a user name" },
+	{ "daemon", "control-admin-users", "4294967295", "not a user name" },
+	{ "daemon", "control-admin-groups", "wheel,wheel", "listed twice" },
+	{ "daemon", "control-read-only-groups", "$", "not a group name" },
+	{ "daemon", "control-read-only-users",
+	  "a1,a2,a3,a4,a5,a6,a7,a8,a9,b1,b2,b3,b4,b5,b6,b7,b8,b9,c1,c2,c3,c4,c5,c6,c7,c8,c9,d1,d2,"
+	  "d3,d4,d5,d6",
+	  "at most 32" },
+	{ "daemon", "control-idle-timeout-ms", "0", "1000" },
+	{ "daemon", "control-idle-timeout-ms", "999", "1000" },
+	{ "daemon", "control-idle-timeout-ms", "86400001", "86400000" },
+	{ "daemon", "control-idle-timeout-ms", "30s", "integer" },
+	{ "daemon", "control-max-clients-per-user", "0", "16" },
+	{ "daemon", "control-max-clients-per-user", "17", "16" },
 	{ "daemon", "metrics-listen", "0.0.0.0:9100", "loopback" },
 	{ "daemon", "metrics-listen", "192.0.2.1:9100", "loopback" },
 	{ "daemon", "metrics-listen", "[::]:9100", "loopback" },
@@ -595,6 +627,58 @@ Test(config_load, invalid_file_leaves_the_previous_config)
 	cr_assert(current->interval_ms == 500 && current->manage == VR_MANAGE_ALL,
 		  "the new values are in place");
 	cr_assert_str_eq(current->path, path);
+}
+
+Test(config_load, control_roles_resolve_names_or_refuse_the_file)
+{
+	g_autofree char *path = g_build_filename(root, "vreclaimd.conf", NULL);
+	g_autoptr(vr_daemon_config) c = NULL;
+	g_autoptr(vr_daemon_config) defaults = vr_daemon_config_new_default();
+	g_autoptr(GError) err = NULL;
+	struct vr_control_rules r;
+
+	/* root exists everywhere; numbers are ids. */
+	tree_put(root, "vreclaimd.conf",
+		 "[daemon]\ncontrol-admin-users = 4321\ncontrol-read-only-groups = root, 77\n"
+		 "control-idle-timeout-ms = 5000\ncontrol-max-clients-per-user = 2\n");
+	c = vr_daemon_config_load(path, &err);
+	cr_assert_not_null(c, "the file should load: %s", err ? err->message : "?");
+	cr_assert(vr_daemon_config_control_rules(c, &r, &err), "%s", err ? err->message : "?");
+	cr_assert(r.admin_users.nr == 1 && r.admin_users.id[0] == 4321, "admin users: 4321");
+	cr_assert(r.read_only_groups.nr == 2 && r.read_only_groups.id[0] == 0 &&
+			  r.read_only_groups.id[1] == 77,
+		  "read-only groups: root is gid 0, then 77");
+	cr_assert(r.admin_groups.nr == 0 && r.read_only_users.nr == 0);
+	cr_assert_eq(r.idle_timeout_ms, 5000);
+	cr_assert_eq(r.max_clients_per_user, 2);
+	cr_assert_eq(r.owner_uid, (uint32_t)geteuid(), "vreclaimd's own user is the owner");
+
+	/* The defaults: nobody listed, 30 s, 4 per user. */
+	cr_assert(vr_daemon_config_control_rules(defaults, &r, NULL));
+	cr_assert(r.admin_users.nr + r.admin_groups.nr + r.read_only_users.nr +
+			  r.read_only_groups.nr ==
+		  0);
+	cr_assert_eq(r.idle_timeout_ms, 30000);
+	cr_assert_eq(r.max_clients_per_user, 4);
+
+	/* A name that does not resolve refuses the whole file, naming it. */
+	tree_put(root, "vreclaimd.conf",
+		 "[daemon]\ninterval-ms = 500\n"
+		 "control-read-only-users = root, no-such-user-vreclaim-test\n");
+	g_clear_error(&err);
+	cr_assert_not(vr_daemon_config_reload(&c, NULL, &err), "an unknown user must not load");
+	cr_assert(g_error_matches(err, VR_CONFIG_ERROR, VR_CONFIG_ERROR_INVALID), "%s",
+		  err->message);
+	cr_assert(g_str_has_prefix(err->message, path) &&
+			  msg_has_all(err->message,
+				      "control-read-only-users;no-such-user-vreclaim-test;no user"),
+		  "the message should name the file, the key and the user: %s", err->message);
+	cr_assert_eq(c->interval_ms, 1000, "the previous config stays");
+	tree_put(root, "vreclaimd.conf", "[daemon]\ncontrol-admin-groups = no-such-group-vr\n");
+	g_clear_error(&err);
+	cr_assert_null(vr_daemon_config_load(path, &err));
+	cr_assert(msg_has_all(err->message, "control-admin-groups;no group;no-such-group-vr"), "%s",
+		  err->message);
 }
 
 Test(config_load, reload_of_the_defaults_needs_a_path)

@@ -8,7 +8,16 @@
  * itself in a temporary folder: the socket's mode and folder, stale and
  * live sockets at its path, garbage and oversized lines, two clients, a
  * client that vanishes mid-line, a client that half-closes, too many
- * clients; and the blocking client against it.
+ * clients; roles (who is admin, read-only or refused, from the peer's
+ * credentials), the idle timeout and the clients per user; and the
+ * blocking client against it.
+ *
+ * Clients of another user: as root, a child process drops to OTHER_ID (and
+ * the supplementary groups a test asks for), connects, and hands the socket
+ * back (SO_PEERCRED keeps the credentials of connect()); as any other user,
+ * the test's own user is "another user" to a server whose owner is set to
+ * someone else. Tests that need supplementary groups need root and skip
+ * otherwise.
  *
  * The server suites run the server's main loop in the test's thread
  * (pump()), with raw non-blocking client sockets; the client suite runs it
@@ -18,20 +27,23 @@
  * Parameter structs hold no pointers (Criterion re-executes the test
  * binary, where static data lives at other addresses).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* setgroups */
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "control-client.h"
@@ -761,11 +773,14 @@ static char *tmp;
 static char *sock_path;
 static struct vr_control_server *server;
 
+static struct vr_control_rules rules;
+
 static void server_setup(void)
 {
 	fake_reset();
 	tmp = tree_new();
 	sock_path = g_build_filename(tmp, "run", "vreclaim", "vreclaimd.sock", NULL);
+	vr_control_rules_init(&rules);
 }
 
 static void server_teardown(void)
@@ -785,7 +800,7 @@ static void start_server(guint mode)
 {
 	g_autoptr(GError) err = NULL;
 
-	server = vr_control_server_new(sock_path, mode, &fake_ops, NULL, &err);
+	server = vr_control_server_new(sock_path, mode, &rules, &fake_ops, NULL, &err);
 	cr_assert_not_null(server, "cannot start the server: %s", err ? err->message : "?");
 }
 
@@ -918,12 +933,12 @@ Test(server, refuses_a_bad_mode_or_path)
 {
 	g_autoptr(GError) err = NULL;
 
-	cr_assert_null(vr_control_server_new(sock_path, 01777, &fake_ops, NULL, &err));
+	cr_assert_null(vr_control_server_new(sock_path, 01777, NULL, &fake_ops, NULL, &err));
 	expect_error(err, VR_CONTROL_ERROR_INVALID_ARGUMENT, "control socket;mode;1777", "mode");
 	g_clear_error(&err);
 	g_autofree char *name = g_strnfill(120, 's');
 	g_autofree char *long_path = g_build_filename(tmp, name, NULL);
-	cr_assert_null(vr_control_server_new(long_path, 0600, &fake_ops, NULL, &err));
+	cr_assert_null(vr_control_server_new(long_path, 0600, NULL, &fake_ops, NULL, &err));
 	expect_error(err, VR_CONTROL_ERROR_INVALID_ARGUMENT, "longer than 107", "long path");
 }
 
@@ -942,7 +957,7 @@ Test(server, replaces_a_stale_socket_but_not_a_live_one_or_a_file)
 	start_server(0600);
 
 	/* A second server on the same path finds the first listening. */
-	cr_assert_null(vr_control_server_new(sock_path, 0600, &fake_ops, NULL, &err));
+	cr_assert_null(vr_control_server_new(sock_path, 0600, NULL, &fake_ops, NULL, &err));
 	expect_error(err, VR_CONTROL_ERROR_FAILED, "another process listens;running already",
 		     "live socket");
 	cr_assert(g_file_test(sock_path, G_FILE_TEST_EXISTS), "the live socket was removed");
@@ -955,7 +970,7 @@ Test(server, replaces_a_stale_socket_but_not_a_live_one_or_a_file)
 	/* A file of another kind is not ours to remove. */
 	g_clear_pointer(&server, vr_control_server_free);
 	cr_assert(g_file_set_contents(sock_path, "keep me", -1, NULL));
-	cr_assert_null(vr_control_server_new(sock_path, 0600, &fake_ops, NULL, &err));
+	cr_assert_null(vr_control_server_new(sock_path, 0600, NULL, &fake_ops, NULL, &err));
 	expect_error(err, VR_CONTROL_ERROR_FAILED, "is not a socket", "a file");
 	tree_expect(tmp, "run/vreclaim/vreclaimd.sock", "keep me");
 }
@@ -1064,6 +1079,7 @@ Test(server, refuses_clients_beyond_its_limit)
 {
 	int fds[VR_CONTROL_MAX_CLIENTS];
 
+	rules.max_clients_per_user = VR_CONTROL_MAX_CLIENTS;
 	start_server(0600);
 	for (int i = 0; i < VR_CONTROL_MAX_CLIENTS; i++)
 		fds[i] = raw_connect();
@@ -1078,6 +1094,391 @@ Test(server, refuses_clients_beyond_its_limit)
 	expect_status_reply(ok);
 	for (int i = 0; i < VR_CONTROL_MAX_CLIENTS; i++)
 		close(fds[i]);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Roles, the idle timeout, clients per user                                 */
+/* ------------------------------------------------------------------------- */
+
+/* The user and group a root test's other client becomes. */
+#define OTHER_ID 4242u
+/* A supplementary group of that client, when a test gives it one. */
+#define OTHER_GROUP 4343u
+
+/* The uid of connect_other()'s clients. */
+static uint32_t other_uid(void)
+{
+	return getuid() == 0 ? OTHER_ID : (uint32_t)getuid();
+}
+
+/* Rules in which other_uid() is nobody special: the owner is someone else. */
+static void rules_for_other(void)
+{
+	vr_control_rules_init(&rules);
+	rules.owner_uid = getuid() == 0 ? 0 : (uint32_t)getuid() + 1;
+}
+
+/* Start the server so that connect_other()'s clients can reach it. */
+static void start_server_for_other(void)
+{
+	/* As root the client is OTHER_ID: it must write the socket (it reaches
+	 * it from inside its folder); the rules, not the mode, are under test. */
+	start_server(getuid() == 0 ? 0666 : 0600);
+}
+
+/* Receive the descriptor the child sends on @sock. */
+static int recv_fd(int sock)
+{
+	char byte;
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)
+	};
+	struct cmsghdr *cmsg;
+	int fd;
+
+	cr_assert_eq(recvmsg(sock, &msg, 0), 1, "the child sent no socket: %s", g_strerror(errno));
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cr_assert(cmsg && cmsg->cmsg_type == SCM_RIGHTS, "the child sent no descriptor");
+	memcpy(&fd, CMSG_DATA(cmsg), sizeof(fd));
+	return fd;
+}
+
+/* In the child: go into the socket's folder @dir (the folders above may be
+ * closed to OTHER_ID), drop to OTHER_ID with @groups, connect to @base,
+ * send the socket on @sock. Only async-signal-safe calls; exits. */
+static void G_GNUC_NORETURN child_connect(int sock, const char *dir, const char *base,
+					  const gid_t *groups, size_t nr_groups)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char byte = 'x';
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)
+	};
+	struct cmsghdr *cmsg;
+	int fd;
+
+	if (chdir(dir) < 0 || setgroups(nr_groups, groups) < 0 || setgid(OTHER_ID) < 0 ||
+	    setuid(OTHER_ID) < 0)
+		_exit(1);
+	memcpy(sa.sun_path, base, strlen(base) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		_exit(2);
+	memset(ctl, 0, sizeof(ctl));
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(fd));
+	_exit(sendmsg(sock, &msg, 0) == 1 ? 0 : 3);
+}
+
+/* A non-blocking client socket of other_uid(), with @group as its one
+ * supplementary group when @group is not 0 (root only: skips otherwise). */
+static int connect_other(uint32_t group)
+{
+	const gid_t groups[1] = { group };
+	g_autofree char *dir = g_path_get_dirname(sock_path);
+	g_autofree char *base = g_path_get_basename(sock_path);
+	int sv[2], status = 0, fd;
+	pid_t pid;
+
+	if (getuid() != 0) {
+		if (group)
+			cr_skip_test("a client with a supplementary group needs root (setgroups)");
+		return raw_connect();
+	}
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0, "fork: %s", g_strerror(errno));
+	if (pid == 0)
+		child_connect(sv[1], dir, base, groups, group ? 1 : 0);
+	close(sv[1]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child could not connect as uid %u (status %d)", OTHER_ID, status);
+	fd = recv_fd(sv[0]);
+	close(sv[0]);
+	cr_assert_eq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+	pump_ms(5); /* the server accepts */
+	return fd;
+}
+
+static void ids_set(struct vr_control_ids *ids, uint32_t id)
+{
+	ids->nr = 1;
+	ids->id[0] = id;
+}
+
+/* Each row: a peer, the rules' lists (0: empty), the role it gets. */
+struct role_case {
+	char name[48];
+	uint32_t uid, gid, group; /* group: its one supplementary group, 0 none */
+	uint32_t admin_user, admin_group, ro_user, ro_group;
+	int role;
+};
+
+static struct role_case role_cases[] = {
+	{ "root", 0, 0, 0, 0, 0, 0, 0, VR_CONTROL_ROLE_ADMIN },
+	{ "the owner", 500, 500, 0, 0, 0, 0, 0, VR_CONTROL_ROLE_ADMIN },
+	{ "nobody listed", 1000, 1000, 0, 0, 0, 0, 0, VR_CONTROL_ROLE_NONE },
+	{ "an admin user", 1000, 1000, 0, 1000, 0, 0, 0, VR_CONTROL_ROLE_ADMIN },
+	{ "an admin group (primary)", 1000, 77, 0, 0, 77, 0, 0, VR_CONTROL_ROLE_ADMIN },
+	{ "an admin group (supplementary)", 1000, 1000, 77, 0, 77, 0, 0, VR_CONTROL_ROLE_ADMIN },
+	{ "a read-only user", 1000, 1000, 0, 0, 0, 1000, 0, VR_CONTROL_ROLE_READ_ONLY },
+	{ "a read-only group", 1000, 1000, 88, 0, 0, 0, 88, VR_CONTROL_ROLE_READ_ONLY },
+	{ "read-only and admin: admin", 1000, 1000, 88, 0, 88, 1000, 0, VR_CONTROL_ROLE_ADMIN },
+	{ "another user listed", 1000, 1000, 0, 1001, 1002, 1003, 1004, VR_CONTROL_ROLE_NONE },
+};
+
+ParameterizedTestParameters(roles, from_the_credentials)
+{
+	return cr_make_param_array(struct role_case, role_cases, G_N_ELEMENTS(role_cases));
+}
+
+ParameterizedTest(struct role_case *c, roles, from_the_credentials)
+{
+	struct vr_control_rules r;
+	const uint32_t groups[1] = { c->group };
+	const struct vr_control_peer peer = {
+		.pid = 1,
+		.uid = c->uid,
+		.gid = c->gid,
+		.groups = groups,
+		.nr_groups = c->group ? 1 : 0,
+	};
+
+	vr_control_rules_init(&r);
+	r.owner_uid = 500;
+	if (c->admin_user)
+		ids_set(&r.admin_users, c->admin_user);
+	if (c->admin_group)
+		ids_set(&r.admin_groups, c->admin_group);
+	if (c->ro_user)
+		ids_set(&r.read_only_users, c->ro_user);
+	if (c->ro_group)
+		ids_set(&r.read_only_groups, c->ro_group);
+	cr_assert_eq(vr_control_role_of(&r, &peer), c->role, "%s: expected the role %s, got %s",
+		     c->name, vr_control_role_name((enum vr_control_role)c->role),
+		     vr_control_role_name(vr_control_role_of(&r, &peer)));
+}
+
+Test(roles, commands_that_need_admin)
+{
+	cr_assert(vr_control_command_needs_admin(VR_CONTROL_SET));
+	cr_assert(vr_control_command_needs_admin(VR_CONTROL_PAUSE));
+	cr_assert(vr_control_command_needs_admin(VR_CONTROL_RESUME));
+	cr_assert_not(vr_control_command_needs_admin(VR_CONTROL_STATUS));
+	cr_assert_not(vr_control_command_needs_admin(VR_CONTROL_METRICS));
+}
+
+static char *handle_as(enum vr_control_role role, const char *line)
+{
+	g_autofree char *l = dq(line);
+
+	return vr_control_handle_line_as(&fake_ops, NULL, role, l, strlen(l));
+}
+
+Test(handle, a_read_only_client_is_served_queries_and_refused_the_rest)
+{
+	const char *const refused[] = {
+		"{'command':'set','domain':'web1','settings':['priority=1']}",
+		"{'command':'pause'}",
+		"{'command':'resume','domain':'web1'}",
+	};
+	const char *const names[] = { "set", "pause", "resume" };
+
+	g_autofree char *status = handle_as(VR_CONTROL_ROLE_READ_ONLY, "{'command':'status'}");
+	cr_assert(g_str_has_prefix(status, "{\"return\":{\"daemon\""), "status: %s", status);
+	g_autofree char *metrics = handle_as(VR_CONTROL_ROLE_READ_ONLY, "{'command':'metrics'}");
+	cr_assert(g_str_has_prefix(metrics, "{\"return\":{\"text\""), "metrics: %s", metrics);
+	for (guint i = 0; i < G_N_ELEMENTS(refused); i++) {
+		g_autofree char *reply = handle_as(VR_CONTROL_ROLE_READ_ONLY, refused[i]);
+		g_autofree char *want =
+			g_strdup_printf("permission denied: %s needs the admin role", names[i]);
+		g_autoptr(GError) err = NULL;
+
+		cr_assert_not(vr_control_decode_empty_reply(reply, strlen(reply), &err));
+		expect_error(err, VR_CONTROL_ERROR_PERMISSION_DENIED, want, names[i]);
+	}
+	cr_assert_eq(F.nr_set + F.nr_pause, 0, "a refused command reached the daemon");
+	/* No role: nothing at all. */
+	g_autofree char *none = handle_as(VR_CONTROL_ROLE_NONE, "{'command':'status'}");
+	g_autoptr(GError) err = NULL;
+	cr_assert_not(vr_control_decode_empty_reply(none, strlen(none), &err));
+	expect_error(err, VR_CONTROL_ERROR_PERMISSION_DENIED, "permission denied;has none",
+		     "no role");
+}
+
+Test(server, refuses_a_user_with_no_role)
+{
+	rules_for_other();
+	start_server_for_other();
+	int fd = connect_other(0);
+	g_autofree char *refusal = read_line(fd);
+	g_autofree char *uid = g_strdup_printf("uid %u has no role", other_uid());
+
+	cr_assert_not_null(refusal, "the refused client got nothing");
+	expect_error_reply(refusal, VR_CONTROL_ERROR_PERMISSION_DENIED, uid);
+	g_autofree char *end = read_line(fd);
+	cr_assert_null(end, "the refused client is closed");
+	cr_assert_eq(vr_control_server_nr_clients(server), 0);
+	close(fd);
+	/* The owner is served meanwhile (as root: root). */
+	if (getuid() == 0) {
+		int own = raw_connect();
+		g_autofree char *ok = exchange(own, "{'command':'status'}\n");
+		expect_status_reply(ok);
+		close(own);
+	}
+}
+
+Test(server, serves_a_read_only_user_its_queries_only)
+{
+	rules_for_other();
+	ids_set(&rules.read_only_users, other_uid());
+	start_server_for_other();
+	int fd = connect_other(0);
+
+	g_autofree char *r1 = exchange(fd, "{'command':'status'}\n");
+	expect_status_reply(r1);
+	g_autofree char *r2 =
+		exchange(fd, "{'command':'set','domain':'web1','settings':['priority=1']}\n");
+	expect_error_reply(r2, VR_CONTROL_ERROR_PERMISSION_DENIED,
+			   "permission denied: set needs the admin role");
+	g_autofree char *r3 = exchange(fd, "{'command':'pause','domain':'web1'}\n");
+	expect_error_reply(r3, VR_CONTROL_ERROR_PERMISSION_DENIED,
+			   "permission denied: pause needs the admin role");
+	cr_assert_eq(F.nr_set + F.nr_pause, 0, "a refused command reached the daemon");
+
+	/* Rules changed (a reload): the role is checked again per request. */
+	struct vr_control_rules admin = rules;
+	ids_set(&admin.admin_users, other_uid());
+	cr_assert(vr_control_server_set_rules(server, &admin, NULL));
+	g_autofree char *r4 = exchange(fd, "{'command':'pause','domain':'web1'}\n");
+	cr_assert_str_eq(r4, "{\"return\":{}}\n");
+	struct vr_control_rules nobody = rules;
+	nobody.read_only_users.nr = 0;
+	cr_assert(vr_control_server_set_rules(server, &nobody, NULL));
+	g_autofree char *r5 = exchange(fd, "{'command':'status'}\n");
+	expect_error_reply(r5, VR_CONTROL_ERROR_PERMISSION_DENIED, "permission denied");
+	close(fd);
+}
+
+Test(server, roles_by_supplementary_group)
+{
+	rules_for_other();
+	ids_set(&rules.read_only_groups, OTHER_GROUP);
+	start_server_for_other();
+	int fd = connect_other(OTHER_GROUP);
+
+	g_autofree char *r1 = exchange(fd, "{'command':'status'}\n");
+	expect_status_reply(r1);
+	g_autofree char *r2 = exchange(fd, "{'command':'pause'}\n");
+	expect_error_reply(r2, VR_CONTROL_ERROR_PERMISSION_DENIED, "pause needs the admin role");
+	close(fd);
+
+	struct vr_control_rules admin = rules;
+	admin.read_only_groups.nr = 0;
+	ids_set(&admin.admin_groups, OTHER_GROUP);
+	cr_assert(vr_control_server_set_rules(server, &admin, NULL));
+	int fd2 = connect_other(OTHER_GROUP);
+	g_autofree char *r3 = exchange(fd2, "{'command':'pause'}\n");
+	cr_assert_str_eq(r3, "{\"return\":{}}\n");
+	close(fd2);
+	/* Without the group: refused. */
+	int fd3 = connect_other(0);
+	g_autofree char *r4 = read_line(fd3);
+	cr_assert_not_null(r4);
+	expect_error_reply(r4, VR_CONTROL_ERROR_PERMISSION_DENIED, "has no role");
+	close(fd3);
+}
+
+Test(server, closes_idle_clients_and_serves_the_next)
+{
+	int fds[VR_CONTROL_MAX_CLIENTS];
+
+	rules.idle_timeout_ms = 200;
+	rules.max_clients_per_user = VR_CONTROL_MAX_CLIENTS;
+	start_server(0600);
+	/* Idle clients hold every slot: the next one is refused... */
+	for (int i = 0; i < VR_CONTROL_MAX_CLIENTS; i++)
+		fds[i] = raw_connect();
+	int extra = raw_connect();
+	g_autofree char *busy = read_line(extra);
+	cr_assert_not_null(busy);
+	expect_error_reply(busy, VR_CONTROL_ERROR_FAILED, "at most 16 clients");
+	close(extra);
+
+	/* ... until their timeout; one that keeps asking stays. */
+	for (int i = 0; i < 5; i++) {
+		g_autofree char *ok = exchange(fds[0], "{'command':'status'}\n");
+		expect_status_reply(ok);
+		pump_ms(80);
+	}
+	cr_assert_eq(vr_control_server_nr_clients(server), 1,
+		     "expected only the busy client left after 400 ms, got %u clients",
+		     vr_control_server_nr_clients(server));
+	g_autofree char *why = read_line(fds[1]);
+	cr_assert_not_null(why, "the idle client was closed without a word");
+	expect_error_reply(why, VR_CONTROL_ERROR_FAILED, "idle for 200 ms");
+	g_autofree char *end = read_line(fds[1]);
+	cr_assert_null(end, "the idle client is closed");
+
+	/* A new client is served. */
+	int next = raw_connect();
+	g_autofree char *ok = exchange(next, "{'command':'status'}\n");
+	expect_status_reply(ok);
+	close(next);
+
+	/* Silence closes the busy one too. */
+	pump_ms(300);
+	cr_assert_eq(vr_control_server_nr_clients(server), 0, "%u idle clients left open",
+		     vr_control_server_nr_clients(server));
+	for (int i = 0; i < VR_CONTROL_MAX_CLIENTS; i++)
+		close(fds[i]);
+}
+
+Test(server, limits_the_clients_of_one_user)
+{
+	int fds[VR_CONTROL_DEFAULT_MAX_CLIENTS_PER_USER];
+
+	start_server(0600);
+	for (guint i = 0; i < VR_CONTROL_DEFAULT_MAX_CLIENTS_PER_USER; i++)
+		fds[i] = raw_connect();
+	int extra = raw_connect();
+	g_autofree char *refusal = read_line(extra);
+	cr_assert_not_null(refusal, "the extra client of the same user got nothing");
+	expect_error_reply(refusal, VR_CONTROL_ERROR_FAILED, "at most 4 clients of one user");
+	close(extra);
+	close(fds[0]);
+	pump_ms(20);
+	int again = raw_connect();
+	g_autofree char *ok = exchange(again, "{'command':'status'}\n");
+	expect_status_reply(ok);
+	close(again);
+	for (guint i = 1; i < VR_CONTROL_DEFAULT_MAX_CLIENTS_PER_USER; i++)
+		close(fds[i]);
+}
+
+Test(server, refuses_rules_out_of_range)
+{
+	g_autoptr(GError) err = NULL;
+
+	rules.idle_timeout_ms = 0;
+	cr_assert_null(vr_control_server_new(sock_path, 0600, &rules, &fake_ops, NULL, &err));
+	expect_error(err, VR_CONTROL_ERROR_INVALID_ARGUMENT, "idle timeout", "idle 0");
+	g_clear_error(&err);
+	vr_control_rules_init(&rules);
+	start_server(0600);
+	struct vr_control_rules bad = rules;
+	bad.max_clients_per_user = VR_CONTROL_MAX_CLIENTS + 1;
+	cr_assert_not(vr_control_server_set_rules(server, &bad, &err));
+	expect_error(err, VR_CONTROL_ERROR_INVALID_ARGUMENT, "clients per user", "17 per user");
 }
 
 /* ------------------------------------------------------------------------- */
