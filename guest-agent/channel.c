@@ -43,8 +43,7 @@ struct vr_channel {
 	char *name; /* port name or socket path */
 	guint vsock_port;
 	guint vsock_peer_cid;
-	gint64 refusal_logged_us; /* when a refused vsock peer was last logged */
-	guint nr_refusals_unlogged;
+	struct vr_ratelimit refusal_log; /* refused vsock peers */
 	char *sysfs;
 	char *dev;
 	char *description;
@@ -185,23 +184,17 @@ static bool channel_vsock_peer_ok(struct vr_channel *ch, int client)
 {
 	struct sockaddr_vm peer = { 0 };
 	socklen_t len = sizeof(peer);
-	gint64 now;
+	uint64_t suppressed = 0;
 
 	if (getpeername(client, (struct sockaddr *)&peer, &len) == 0 &&
 	    peer.svm_family == AF_VSOCK &&
 	    vr_channel_vsock_peer_allowed(ch->vsock_peer_cid, peer.svm_cid))
 		return true;
-	now = g_get_monotonic_time();
-	if (ch->refusal_logged_us &&
-	    now - ch->refusal_logged_us < (gint64)VR_CHANNEL_REFUSAL_LOG_INTERVAL_MS * 1000) {
-		ch->nr_refusals_unlogged++;
-		return false;
-	}
-	g_warning("%s: refused a connection from CID %u: only CID %u is served (--vsock-peer); "
-		  "%u more refused since the last such message",
-		  ch->description, peer.svm_cid, ch->vsock_peer_cid, ch->nr_refusals_unlogged);
-	ch->refusal_logged_us = now;
-	ch->nr_refusals_unlogged = 0;
+	if (vr_ratelimit_pass(&ch->refusal_log, g_get_monotonic_time(), &suppressed))
+		g_warning("%s: refused a connection from CID %u: only CID %u is served "
+			  "(--vsock-peer); %" G_GUINT64_FORMAT
+			  " more refused since the last such message",
+			  ch->description, peer.svm_cid, ch->vsock_peer_cid, (guint64)suppressed);
 	return false;
 }
 
@@ -426,6 +419,7 @@ struct vr_channel *vr_channel_new(const struct vr_channel_address *addr,
 	ch->out = g_string_new(NULL);
 	vr_ratelimit_init(&ch->drop_log, VR_CHANNEL_DROP_LOG_INTERVAL_US,
 			  VR_CHANNEL_DROP_LOG_BURST);
+	vr_ratelimit_init(&ch->refusal_log, VR_CHANNEL_REFUSAL_LOG_INTERVAL_MS * 1000ULL, 1);
 
 	switch (addr->kind) {
 	case VR_CHANNEL_VIRTIO_PORT:

@@ -19,6 +19,7 @@
 #include "json-doc.h"
 #include "metrics.h"
 #include "protocol.h" /* struct vr_proto_reader: lines of at most 64 KiB */
+#include "ratelimit.h"
 #include "stream-server.h"
 
 /* clang-format off */
@@ -1017,8 +1018,8 @@ struct control_conn {
 /**
  * struct vr_control_server - see vr_control_server_new().
  * @rules:		who may do what, and the limits.
- * @refusal_logged_us:	when a refused client was last logged, us; 0 never.
- * @nr_refusals_unlogged: refusals since then that were not logged.
+ * @refusal_log:	refused clients are logged at most once per
+ *			VR_CONTROL_REFUSAL_LOG_INTERVAL_MS.
  */
 struct vr_control_server {
 	char *path;
@@ -1029,8 +1030,7 @@ struct vr_control_server {
 	struct vr_control_ops ops;
 	gpointer user;
 	struct vr_control_rules rules;
-	gint64 refusal_logged_us;
-	guint nr_refusals_unlogged;
+	struct vr_ratelimit refusal_log;
 	GPtrArray *conns; /* struct control_conn *, not owned: conn_close() frees */
 };
 
@@ -1242,20 +1242,16 @@ static gboolean conn_on_idle(gpointer data)
  */
 static void server_log_refusal(struct vr_control_server *s, const char *what)
 {
-	gint64 now = g_get_monotonic_time();
+	uint64_t suppressed = 0;
 
-	if (s->refusal_logged_us &&
-	    now - s->refusal_logged_us < (gint64)VR_CONTROL_REFUSAL_LOG_INTERVAL_MS * 1000) {
-		s->nr_refusals_unlogged++;
+	if (!vr_ratelimit_pass(&s->refusal_log, g_get_monotonic_time(), &suppressed))
 		return;
-	}
-	if (s->nr_refusals_unlogged)
-		g_warning("control socket: %s (and %u more refused since the last such message)",
-			  what, s->nr_refusals_unlogged);
+	if (suppressed)
+		g_warning("control socket: %s (and %" G_GUINT64_FORMAT
+			  " more refused since the last such message)",
+			  what, (guint64)suppressed);
 	else
 		g_warning("control socket: %s", what);
-	s->refusal_logged_us = now;
-	s->nr_refusals_unlogged = 0;
 }
 
 /* Refuse the client @fd with the error line of @code and @message, log it
@@ -1490,6 +1486,7 @@ struct vr_control_server *vr_control_server_new(const char *path, guint mode,
 	s->user = user;
 	s->conns = g_ptr_array_new();
 	s->listen_fd = -1;
+	vr_ratelimit_init(&s->refusal_log, VR_CONTROL_REFUSAL_LOG_INTERVAL_MS * 1000ULL, 1);
 	if (rules)
 		s->rules = *rules;
 	else
