@@ -94,6 +94,11 @@ enum vr_active_action {
  * @cold_bytes:	     bytes eligible as cold in its last access picture.
  * @daemon_cpu_us:   the daemon's CPU time spent on it, microseconds.
  * @last_error:	     the last thing that went wrong with it; empty if none.
+ * @degraded:	     whether its QEMU monitor stalls: a command ran past its
+ *		     deadline and no later one was answered in time. The other
+ *		     domains are served as usual meanwhile.
+ * @degraded_reason: why ("the QEMU monitor did not answer query-balloon
+ *		     within 2 s"); empty when not @degraded.
  */
 struct vr_domain_status {
 	char name[VR_DOMAIN_NAME_SIZE];
@@ -118,6 +123,8 @@ struct vr_domain_status {
 	uint64_t cold_bytes;
 	uint64_t daemon_cpu_us;
 	char last_error[VR_DOMAIN_ERROR_SIZE];
+	gboolean degraded;
+	char degraded_reason[VR_DOMAIN_REASON_SIZE];
 };
 
 /**

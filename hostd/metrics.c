@@ -68,6 +68,7 @@ enum domain_value {
 	DOMAIN_CPU_SECONDS,
 	DOMAIN_AGENT_CONNECTED,
 	DOMAIN_PAUSED,
+	DOMAIN_DEGRADED,
 };
 
 /**
@@ -114,6 +115,9 @@ static const struct domain_family domain_families[] = {
 	  "Whether the domain's guest agent is connected (1) or not (0).", DOMAIN_AGENT_CONNECTED },
 	{ "vreclaim_domain_paused", "gauge",
 	  "Whether reclaim is paused for the domain (1) or not (0).", DOMAIN_PAUSED },
+	{ "vreclaim_domain_degraded", "gauge",
+	  "Whether the domain's QEMU monitor stalls (1: a command ran past its deadline) or not (0).",
+	  DOMAIN_DEGRADED },
 };
 
 static void domain_sample(GString *out, const struct domain_family *f,
@@ -162,6 +166,9 @@ static void domain_sample(GString *out, const struct domain_family *f,
 		break;
 	case DOMAIN_PAUSED:
 		v = d->paused ? 1 : 0;
+		break;
+	case DOMAIN_DEGRADED:
+		v = d->degraded ? 1 : 0;
 		break;
 	}
 	g_string_append_printf(out, "%" G_GUINT64_FORMAT "\n", (guint64)v);

@@ -58,6 +58,9 @@ static GPtrArray *fleet_new(void)
 	b->swap_bytes = 5 * MIB;
 	b->paused = TRUE;
 	b->daemon_cpu_us = 7;
+	b->degraded = TRUE;
+	g_strlcpy(b->degraded_reason, "the QEMU monitor did not answer query-balloon within 2 s",
+		  sizeof(b->degraded_reason));
 	g_ptr_array_add(fleet, a);
 	g_ptr_array_add(fleet, b);
 	return fleet;
@@ -151,7 +154,12 @@ static const char expected_text[] =
 	"# HELP vreclaim_domain_paused Whether reclaim is paused for the domain (1) or not (0).\n"
 	"# TYPE vreclaim_domain_paused gauge\n"
 	"vreclaim_domain_paused{domain=\"web1\"} 0\n"
-	"vreclaim_domain_paused{" DB "} 1\n";
+	"vreclaim_domain_paused{" DB "} 1\n"
+	"# HELP vreclaim_domain_degraded Whether the domain's QEMU monitor stalls (1: a command ran "
+	"past its deadline) or not (0).\n"
+	"# TYPE vreclaim_domain_degraded gauge\n"
+	"vreclaim_domain_degraded{domain=\"web1\"} 0\n"
+	"vreclaim_domain_degraded{" DB "} 1\n";
 
 Test(text, renders_a_small_fleet_exactly)
 {
