@@ -85,9 +85,10 @@ static void domain_row(const struct vr_domain_status *d, char **cells)
 	g_autofree char *rss_start = vrctl_control_format_size(d->rss_start_bytes);
 
 	cells[0] = vr_text_escape(d->name, -1);
-	cells[1] = d->managed ? g_strdup("yes") :
-		   *reason    ? g_strdup_printf("no: %s", reason) :
-				g_strdup("no");
+	cells[1] = d->managed && d->degraded ? g_strdup("yes, degraded") :
+		   d->managed		     ? g_strdup("yes") :
+		   *reason		     ? g_strdup_printf("no: %s", reason) :
+					       g_strdup("no");
 	cells[2] = *d->policy ? vr_text_escape(d->policy, -1) : g_strdup("-");
 	cells[3] = g_strdup_printf("%u", d->priority);
 	cells[4] = d->agent_state == VR_AGENT_STATE_CONNECTED && *backend ?
@@ -97,7 +98,10 @@ static void domain_row(const struct vr_domain_status *d, char **cells)
 	cells[6] = vrctl_control_format_size(d->reclaimed_bytes);
 	cells[7] = g_strdup_printf("%s / %s", rss, rss_start);
 	cells[8] = g_strdup_printf("%" G_GUINT64_FORMAT, (guint64)d->qt_exceeds);
-	cells[9] = *d->last_error ? vr_text_escape(d->last_error, -1) : g_strdup("-");
+	/* A stalled QEMU says why first: nothing else works until it answers. */
+	cells[9] = d->degraded	  ? vr_text_escape(d->degraded_reason, -1) :
+		   *d->last_error ? vr_text_escape(d->last_error, -1) :
+				    g_strdup("-");
 }
 
 /* One row: a space, the cells padded to @widths (the last one not). */

@@ -567,6 +567,11 @@ static const struct field domain_fields[] = {
 	FIELD(vr_domain_status, cold_bytes, FIELD_U64, 0),
 	FIELD(vr_domain_status, daemon_cpu_us, FIELD_U64, 0),
 	FIELD(vr_domain_status, last_error, FIELD_STRING, 0),
+	FIELD(vr_domain_status, degraded, FIELD_BOOL, 0),
+	FIELD(vr_domain_status, degraded_reason, FIELD_STRING, 0),
+	FIELD(vr_domain_status, credit_permille, FIELD_UINT, VR_PERMILLE_MAX),
+	FIELD(vr_domain_status, agent_rejected_reports, FIELD_U64, 0),
+	FIELD(vr_domain_status, agent_log_suppressed, FIELD_U64, 0),
 };
 
 static const struct field daemon_fields[] = {

@@ -101,9 +101,11 @@ enum vr_active_action {
  *		     bytes beyond what the guest can reclaim in the time).
  * @agent_log_suppressed: messages about its agent that the rate limits held
  *		     back.
- *
- * The last three are for the metrics; the control socket does not carry
- * them (yet).
+ * @degraded:	     whether its QEMU monitor stalls: a command ran past its
+ *		     deadline and no later one was answered in time. The other
+ *		     domains are served as usual meanwhile.
+ * @degraded_reason: why ("the QEMU monitor did not answer query-balloon
+ *		     within 2 s"); empty when not @degraded.
  */
 struct vr_domain_status {
 	char name[VR_DOMAIN_NAME_SIZE];
@@ -131,6 +133,8 @@ struct vr_domain_status {
 	guint credit_permille;
 	uint64_t agent_rejected_reports;
 	uint64_t agent_log_suppressed;
+	gboolean degraded;
+	char degraded_reason[VR_DOMAIN_REASON_SIZE];
 };
 
 /**

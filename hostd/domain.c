@@ -44,7 +44,7 @@ void vr_domain_free(struct vr_domain *d)
 		return;
 	domain_drop_management(d);
 	vr_domain_info_clear(&d->info);
-	vr_qemu_monitor_free(d->monitor);
+	vr_monitor_worker_free(d->monitor);
 	g_free(d->qmp_path);
 	g_free(d->name);
 	g_free(d->reason);
@@ -309,6 +309,12 @@ void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *o
 			vr_u64_add_sat(out->agent_rejected_reports, c.refused_lies);
 		out->agent_log_suppressed =
 			vr_u64_add_sat(out->agent_log_suppressed, c.log_suppressed);
+	}
+	/* Only a managed domain asks its QEMU anything. */
+	if (d->managed && d->monitor && vr_monitor_worker_stall_reason(d->monitor)) {
+		out->degraded = TRUE;
+		g_strlcpy(out->degraded_reason, vr_monitor_worker_stall_reason(d->monitor),
+			  sizeof(out->degraded_reason));
 	}
 	if (d->last_error)
 		g_strlcpy(out->last_error, d->last_error, sizeof(out->last_error));

@@ -24,6 +24,7 @@
 #include "guest-bounds.h"
 #include "host-reclaim.h"
 #include "libvirt-conn.h"
+#include "monitor-worker.h"
 #include "policy.h"
 #include "protocol.h"
 #include "qemu-monitor.h"
@@ -47,9 +48,11 @@
  * @session:		the session with its agent; NULL without a channel.
  * @qmp_path:		for a QEMU given by --qmp: its QMP socket; NULL for a
  *			libvirt domain. Owned.
- * @monitor:		its QEMU monitor (own QMP client for a --qmp QEMU,
- *			libvirt's for a libvirt domain), for the balloon;
- *			NULL until needed. Owned.
+ * @monitor:		the worker thread of its QEMU monitor (own QMP client
+ *			for a --qmp QEMU, libvirt's for a libvirt domain):
+ *			every QMP command runs there, never on the main loop;
+ *			its stall makes the domain degraded. NULL until
+ *			needed. Owned.
  * @action:		what vreclaimd does to it: chosen when it becomes
  *			managed from its allowed actions and what it has
  *			(agent-reclaim when it has an agent channel, else the
@@ -110,7 +113,7 @@ struct vr_domain {
 	pid_t pid;
 	struct vr_agent_session *session;
 	char *qmp_path;
-	struct vr_qemu_monitor *monitor;
+	struct vr_monitor_worker *monitor;
 	enum vr_active_action action;
 	uint64_t balloon_actual_bytes;
 	uint64_t balloon_target_bytes;

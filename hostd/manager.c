@@ -47,7 +47,11 @@
  * probed) is tried again this often, us. */
 #define VR_MANAGER_QMP_RETRY_US (5 * G_USEC_PER_SEC)
 
-/* Time a --qmp QEMU has to answer each command of the probe, ms. */
+/* Time QEMU has to answer each QMP command, ms, through our own client
+ * (--qmp) and libvirt's passthrough alike: QMP queries answer in
+ * milliseconds. A command past it marks the domain degraded; the command
+ * runs on the domain's monitor worker, so the main loop never waits for it
+ * (monitor-worker.h). */
 #define VR_MANAGER_QMP_TIMEOUT_MS 2000
 
 /* G_DEFINE_QUARK's name has dashes: clang-format would split them. */
@@ -64,6 +68,10 @@ struct qmp_socket {
 	char uuid[VR_DOMAIN_UUID_STRING_LEN + 1]; /* its domain's; "" when none */
 	gint64 next_try_us;
 	char *last_error; /* logged once per new error */
+	/* The monitor worker running the probe, NULL when none runs; it
+	 * becomes the domain's when the probe succeeds. */
+	struct vr_monitor_worker *probe;
+	struct vr_manager *manager;
 };
 
 struct vr_manager {
@@ -336,11 +344,13 @@ static enum vr_active_action choose_action(const struct vr_domain_tuning *tuning
 }
 
 /*
- * @d's QEMU monitor, made on first use: a --qmp QEMU has its own client
- * already; a libvirt domain's goes through libvirt.
+ * @d's QEMU monitor worker, made on first use: a --qmp QEMU has one from its
+ * probe; a libvirt domain's monitor goes through libvirt's passthrough, with
+ * the same deadline as our own client.
  */
 static gboolean domain_monitor(struct vr_manager *m, struct vr_domain *d, GError **error)
 {
+	struct vr_qemu_monitor *mon;
 	virDomainPtr dom;
 
 	if (d->monitor)
@@ -353,21 +363,112 @@ static gboolean domain_monitor(struct vr_manager *m, struct vr_domain *d, GError
 	dom = vr_libvirt_lookup(m->lv, d->uuid, error);
 	if (!dom)
 		return FALSE;
-	d->monitor = vr_qemu_monitor_new_libvirt(dom);
+	mon = vr_qemu_monitor_new_libvirt(dom);
 	virDomainFree(dom);
-	return TRUE;
+	mon->timeout_ms = VR_MANAGER_QMP_TIMEOUT_MS;
+	d->monitor = vr_monitor_worker_new(d->name, mon, error);
+	return d->monitor != NULL;
 }
 
 /*
- * The host-pageout action's state for @d: its guest RAM map from QEMU, the
- * host-damon access source on its QEMU process, and a pidfd. FALSE with
- * @error when this host or this QEMU cannot give them.
+ * After a monitor job of @d failed with @error: a libvirt monitor whose
+ * libvirt failed is made again next time (it holds its domain reference on
+ * the connection of its day, which a reconnect to libvirtd replaced).
+ */
+static void domain_monitor_failed(struct vr_domain *d, const GError *error)
+{
+	if (!d->qmp_path && error && error->domain == VR_QEMU_MONITOR_ERROR)
+		g_clear_pointer(&d->monitor, vr_monitor_worker_free);
+}
+
+/**
+ * struct ram_map_job - the host-pageout action's QEMU half: where the
+ * guest's RAM lives in the QEMU process (vr_qemu_guest_ram_map()).
+ * @pid:	the QEMU process it was asked for (in).
+ * @map:	struct vr_ram_range (out).
+ */
+struct ram_map_job {
+	pid_t pid;
+	GArray *map;
+};
+
+static void ram_map_job_free(gpointer data)
+{
+	struct ram_map_job *j = data;
+
+	if (j->map)
+		g_array_unref(j->map);
+	g_free(j);
+}
+
+static gboolean ram_map_job_run(struct vr_qemu_monitor *mon, gpointer data, GError **error)
+{
+	struct ram_map_job *j = data;
+
+	return vr_qemu_guest_ram_map(mon, &j->map, error);
+}
+
+/*
+ * The rest of the host-pageout action's state for @d, from its guest RAM
+ * @map: the host-damon access source on its QEMU process, and a pidfd.
+ */
+static gboolean domain_finish_host_reclaim(struct vr_manager *m, struct vr_domain *d, GArray *map,
+					   GError **error)
+{
+	g_autoptr(vr_access_source) source = NULL;
+	struct vr_monitor_attrs attrs = d->policy->attrs;
+
+	source = vr_access_source_new_host_damon(m->sysfs, m->procfs, d->pid, map, &attrs, error);
+	if (!source)
+		return FALSE;
+	d->host_reclaim = vr_host_reclaim_new(d->name, d->pid,
+					      &g_array_index(map, struct vr_ram_range, 0), map->len,
+					      d->info.memory_bytes, g_steal_pointer(&source),
+					      error);
+	return d->host_reclaim != NULL;
+}
+
+static void ram_map_job_done(struct vr_monitor_worker *w, gpointer data, const GError *error,
+			     gpointer user_data)
+{
+	struct ram_map_job *j = data;
+	struct vr_domain *d = user_data;
+	g_autoptr(GError) local = NULL;
+	const char *why;
+
+	(void)w;
+	/* What changed while QEMU was asked wins. */
+	if (!d->managed || d->action != VR_ACTIVE_ACTION_HOST_PAGEOUT || d->host_reclaim ||
+	    d->pid != j->pid)
+		return;
+	if (!error && domain_finish_host_reclaim(d->manager, d, j->map, &local))
+		return;
+	if (error && (error->domain == VR_QEMU_MONITOR_ERROR ||
+		      g_error_matches(error, VR_QMP_ERROR, VR_QMP_ERROR_TIMEOUT) ||
+		      g_error_matches(error, VR_QMP_ERROR, VR_QMP_ERROR_CLOSED) ||
+		      g_error_matches(error, VR_QMP_ERROR, VR_QMP_ERROR_CONNECT))) {
+		/* QEMU did not answer (or libvirt failed): ask again next
+		 * window; the monitor's worker says whether it is degraded. */
+		g_autofree char *msg = g_strdup_printf("host-pageout: %s", error->message);
+		g_debug("%s: %s", d->name, msg);
+		vr_domain_set_error(d, msg);
+		domain_monitor_failed(d, error);
+		return;
+	}
+	why = error ? error->message : local->message;
+	g_warning("%s: not managed: host-pageout: %s", d->name, why);
+	vr_domain_set_unmanaged(d, "host-pageout: %s", why);
+}
+
+/*
+ * Start the host-pageout action's state for @d: its guest RAM map is asked
+ * of QEMU on the monitor's worker, the rest follows when it comes
+ * (ram_map_job_done()). FALSE with @error when this host or this QEMU
+ * cannot give it.
  */
 static gboolean domain_start_host_reclaim(struct vr_manager *m, struct vr_domain *d, GError **error)
 {
-	g_autoptr(GArray) map = NULL;
-	g_autoptr(vr_access_source) source = NULL;
-	struct vr_monitor_attrs attrs;
+	struct ram_map_job *j;
 
 	if (m->config->host_access_source == VR_HOST_ACCESS_SOURCE_NONE) {
 		g_set_error(error, VR_MANAGER_ERROR, VR_MANAGER_ERROR_UNSUPPORTED,
@@ -380,17 +481,15 @@ static gboolean domain_start_host_reclaim(struct vr_manager *m, struct vr_domain
 			    "host-pageout: its QEMU process is not known yet");
 		return FALSE;
 	}
-	if (!domain_monitor(m, d, error) || !vr_qemu_guest_ram_map(d->monitor, &map, error))
+	if (!domain_monitor(m, d, error))
 		return FALSE;
-	attrs = d->policy->attrs;
-	source = vr_access_source_new_host_damon(m->sysfs, m->procfs, d->pid, map, &attrs, error);
-	if (!source)
-		return FALSE;
-	d->host_reclaim = vr_host_reclaim_new(d->name, d->pid,
-					      &g_array_index(map, struct vr_ram_range, 0), map->len,
-					      d->info.memory_bytes, g_steal_pointer(&source),
-					      error);
-	return d->host_reclaim != NULL;
+	if (vr_monitor_worker_is_busy(d->monitor))
+		return TRUE; /* asked already */
+	j = g_new0(struct ram_map_job, 1);
+	j->pid = d->pid;
+	vr_monitor_worker_submit(d->monitor, "ram-map", ram_map_job_run, ram_map_job_done, j,
+				 ram_map_job_free, d);
+	return TRUE;
 }
 
 /*
@@ -656,57 +755,123 @@ static gboolean qmp_claims_hold(struct vr_manager *m, const char *qmp_path,
 }
 
 /*
- * Take the QEMU behind --qmp socket @q as a domain: probe it (name, UUID,
- * process, memory, agent channel, balloon) and manage it with the config's
- * defaults (a QEMU without libvirt has no metadata).
+ * Take the QEMU behind --qmp socket @q as a domain, from what its probe
+ * found (@qi): check its claims, then manage it with the config's defaults
+ * (a QEMU without libvirt has no metadata). The probe's monitor worker
+ * @worker (owned) becomes the domain's: QEMU takes one QMP client at a time.
  */
-static void manager_attach_qmp(struct vr_manager *m, struct qmp_socket *q)
+static void manager_attach_qmp(struct vr_manager *m, struct qmp_socket *q,
+			       struct vr_qmp_domain_info *qi, struct vr_monitor_worker *worker)
 {
+	g_autoptr(vr_monitor_worker) owned = worker;
 	g_autoptr(GError) error = NULL;
-	g_autoptr(vr_qemu_monitor) mon = NULL;
-	g_auto(vr_qmp_domain_info) qi = { 0 };
 	struct vr_domain_info info = { 0 };
 	struct vr_domain *d;
 
-	mon = vr_qemu_monitor_new_qmp(q->path, VR_MANAGER_QMP_TIMEOUT_MS, &error);
-	if (!mon ||
-	    !vr_qmp_domain_probe(mon, q->path, vr_qemu_monitor_get_peer_pid(mon), &qi, &error) ||
-	    !qmp_claims_hold(m, q->path, &qi, &error)) {
+	if (!qmp_claims_hold(m, q->path, qi, &error)) {
 		qmp_socket_failed(q, error);
 		return;
 	}
-	if (g_hash_table_contains(m->domains, qi.uuid)) {
+	if (g_hash_table_contains(m->domains, qi->uuid)) {
 		g_set_error(&error, VR_MANAGER_ERROR, VR_MANAGER_ERROR_UNSUPPORTED,
 			    "its QEMU (%s) has the UUID %s of a domain vreclaimd manages already",
-			    qi.name, qi.uuid);
+			    qi->name, qi->uuid);
 		qmp_socket_failed(q, error);
 		return;
 	}
 	g_clear_pointer(&q->last_error, g_free);
-	g_strlcpy(q->uuid, qi.uuid, sizeof(q->uuid));
-	d = vr_domain_new(qi.uuid, qi.name);
+	g_strlcpy(q->uuid, qi->uuid, sizeof(q->uuid));
+	d = vr_domain_new(qi->uuid, qi->name);
 	d->manager = m;
 	d->qmp_path = g_strdup(q->path);
-	d->monitor = g_steal_pointer(&mon);
+	d->monitor = g_steal_pointer(&owned);
+	vr_monitor_worker_set_name(d->monitor, d->name);
 	g_hash_table_insert(m->domains, d->uuid, d);
 	g_message("%s: found at QMP socket %s (uuid %s, QEMU process %d)", d->name, q->path,
-		  d->uuid, (int)qi.pid);
+		  d->uuid, (int)qi->pid);
 
-	info.name = g_strdup(qi.name);
-	g_strlcpy(info.uuid, qi.uuid, sizeof(info.uuid));
+	info.name = g_strdup(qi->name);
+	g_strlcpy(info.uuid, qi->uuid, sizeof(info.uuid));
 	info.type = g_strdup("qemu");
 	info.id = -1;
-	info.memory_bytes = qi.memory_bytes;
-	info.current_memory_bytes = qi.memory_bytes;
-	info.agent_channel = qi.agent_socket_path != NULL;
-	info.agent_socket_path = g_steal_pointer(&qi.agent_socket_path);
-	info.memballoon_model = qi.has_balloon ? g_strdup("virtio") : NULL;
+	info.memory_bytes = qi->memory_bytes;
+	info.current_memory_bytes = qi->memory_bytes;
+	info.agent_channel = qi->agent_socket_path != NULL;
+	info.agent_socket_path = g_steal_pointer(&qi->agent_socket_path);
+	info.memballoon_model = qi->has_balloon ? g_strdup("virtio") : NULL;
 	manager_commit_domain(m, d, vr_domain_tuning_default(m->config), &info);
 	vr_domain_info_clear(&info);
-	domain_watch(m, d, qi.pid);
+	domain_watch(m, d, qi->pid);
 }
 
-/* Try the --qmp sockets without a domain whose time has come. */
+/**
+ * struct probe_job - the probe of a --qmp QEMU, on its monitor worker:
+ * connect, then name, UUID, process, memory, agent channel, balloon
+ * (vr_qmp_domain_probe()).
+ * @path:	its QMP socket, a copy (in).
+ * @qi:		what the QEMU says of itself (out).
+ */
+struct probe_job {
+	char *path;
+	struct vr_qmp_domain_info qi;
+};
+
+static void probe_job_free(gpointer data)
+{
+	struct probe_job *j = data;
+
+	g_free(j->path);
+	vr_qmp_domain_info_clear(&j->qi);
+	g_free(j);
+}
+
+static gboolean probe_job_run(struct vr_qemu_monitor *mon, gpointer data, GError **error)
+{
+	struct probe_job *j = data;
+
+	return vr_qemu_monitor_connect(mon, error) &&
+	       vr_qmp_domain_probe(mon, j->path, vr_qemu_monitor_get_peer_pid(mon), &j->qi, error);
+}
+
+static void probe_job_done(struct vr_monitor_worker *w, gpointer data, const GError *error,
+			   gpointer user_data)
+{
+	struct probe_job *j = data;
+	struct qmp_socket *q = user_data;
+	/* A failed probe lets the connection go, as QEMU takes one client. */
+	g_autoptr(vr_monitor_worker) worker = g_steal_pointer(&q->probe);
+
+	g_warn_if_fail(worker == w);
+	if (error) {
+		qmp_socket_failed(q, error);
+		return;
+	}
+	manager_attach_qmp(q->manager, q, &j->qi, g_steal_pointer(&worker));
+}
+
+/* Probe the QEMU behind @q on a new monitor worker (probe_job_done() takes
+ * it from there). */
+static void manager_probe_qmp(struct qmp_socket *q)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *name = g_strdup_printf("QMP socket %s", q->path);
+	struct probe_job *j;
+
+	q->probe = vr_monitor_worker_new(
+		name, vr_qemu_monitor_new_qmp_unconnected(q->path, VR_MANAGER_QMP_TIMEOUT_MS),
+		&error);
+	if (!q->probe) {
+		qmp_socket_failed(q, error);
+		return;
+	}
+	j = g_new0(struct probe_job, 1);
+	j->path = g_strdup(q->path);
+	vr_monitor_worker_submit(q->probe, "probe", probe_job_run, probe_job_done, j,
+				 probe_job_free, q);
+}
+
+/* Probe the --qmp sockets without a domain (nor a probe running) whose
+ * time has come. */
 static void manager_attach_qmp_all(struct vr_manager *m)
 {
 	gint64 now = g_get_monotonic_time();
@@ -719,8 +884,8 @@ static void manager_attach_qmp_all(struct vr_manager *m)
 		else if (d)
 			continue;
 		q->uuid[0] = '\0';
-		if (now >= q->next_try_us)
-			manager_attach_qmp(m, q);
+		if (!q->probe && now >= q->next_try_us)
+			manager_probe_qmp(q);
 	}
 }
 
@@ -1041,18 +1206,98 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 	}
 }
 
+/**
+ * struct balloon_job - the balloon action's QEMU half, one window, on the
+ * domain's monitor worker: QEMU's balloon as it is, the target the policy
+ * gives (pure: vr_balloon_decide()), and that target set when it differs
+ * from the last one.
+ * @in:		the policy's input from the domain, copied (in); its
+ *		@actual_bytes is replaced by what QEMU says now.
+ * @decide:	whether to decide and set a target (not while paused) (in).
+ * @last_target_bytes: the target set last, bytes; not set again (in).
+ * @actual_bytes: query-balloon's "actual", bytes (out).
+ * @queried:	whether @actual_bytes is known (out).
+ * @target_bytes, @reason: the policy's answer (out).
+ * @set:	whether QEMU was asked for @target_bytes (out).
+ * @stage:	what it did last: "query", "decide" or "set" (out).
+ */
+struct balloon_job {
+	struct vr_balloon_input in;
+	gboolean decide;
+	uint64_t last_target_bytes;
+	uint64_t actual_bytes;
+	gboolean queried;
+	uint64_t target_bytes;
+	enum vr_balloon_reason reason;
+	gboolean set;
+	const char *stage;
+};
+
+static gboolean balloon_job_run(struct vr_qemu_monitor *mon, gpointer data, GError **error)
+{
+	struct balloon_job *j = data;
+
+	j->stage = "query";
+	if (!vr_qemu_query_balloon(mon, &j->actual_bytes, error))
+		return FALSE;
+	j->queried = TRUE;
+	if (!j->decide)
+		return TRUE;
+	j->stage = "decide";
+	j->in.actual_bytes = MIN(j->actual_bytes, j->in.guest_bytes);
+	if (!vr_balloon_decide(&j->in, &j->target_bytes, &j->reason, error))
+		return FALSE;
+	if (j->reason == VR_BALLOON_HOLD || j->target_bytes == j->last_target_bytes)
+		return TRUE;
+	j->stage = "set";
+	if (!vr_qemu_set_balloon(mon, j->target_bytes, error))
+		return FALSE;
+	j->set = TRUE;
+	return TRUE;
+}
+
+static void balloon_job_done(struct vr_monitor_worker *w, gpointer data, const GError *error,
+			     gpointer user_data)
+{
+	struct balloon_job *j = data;
+	struct vr_domain *d = user_data;
+
+	(void)w;
+	if (j->queried)
+		d->balloon_actual_bytes = j->actual_bytes;
+	if (error) {
+		g_autofree char *msg = g_strdup_printf("balloon: %s", error->message);
+
+		/* A guest without a balloon driver yet fails every query. */
+		if (!strcmp(j->stage, "query"))
+			g_debug("%s: %s", d->name, msg);
+		else
+			g_warning("%s: %s", d->name, msg);
+		vr_domain_set_error(d, msg);
+		domain_monitor_failed(d, error);
+		return;
+	}
+	if (!j->set || !d->managed || d->action != VR_ACTIVE_ACTION_BALLOON)
+		return;
+	g_message("%s: balloon target %" G_GUINT64_FORMAT " MiB (was %" G_GUINT64_FORMAT
+		  " MiB): %s",
+		  d->name, j->target_bytes >> 20, j->actual_bytes >> 20,
+		  vr_balloon_reason_name(j->reason));
+	if (j->target_bytes < j->actual_bytes)
+		vr_domain_add_reclaimed(d, j->actual_bytes - j->target_bytes);
+	d->balloon_target_bytes = j->target_bytes;
+}
+
 /*
- * The balloon action, one window: QEMU's balloon as it is, the target the
- * policy gives (vr_balloon_decide(): within the share, never below the
- * guaranteed memory nor into what the guest uses), and a new target when
- * it differs from the last one set.
+ * The balloon action, one window: the agent's half here (pause, stats), the
+ * QEMU half on the monitor's worker (struct balloon_job), applied when QEMU
+ * has answered. A domain whose QEMU has not answered the last window's job
+ * gets no new one (nothing piles up behind a stalled QEMU).
  */
 static void act_balloon(struct vr_manager *m, struct vr_domain *d)
 {
 	g_autoptr(GError) error = NULL;
-	struct vr_balloon_input in;
-	enum vr_balloon_reason reason;
-	uint64_t target;
+	struct balloon_job *j;
 
 	if (vr_agent_session_is_up(d->session)) {
 		/* The agent reclaims nothing of its own while the balloon acts
@@ -1062,36 +1307,21 @@ static void act_balloon(struct vr_manager *m, struct vr_domain *d)
 		g_auto(vr_proto_request) req = { .command = VR_PROTO_GET_STATS };
 		domain_call(m, d, &req, call_ctx_new(m, d, VR_PROTO_GET_STATS));
 	}
-	if (!domain_monitor(m, d, &error) ||
-	    !vr_qemu_query_balloon(d->monitor, &d->balloon_actual_bytes, &error)) {
+	if (!domain_monitor(m, d, &error)) {
 		g_autofree char *msg = g_strdup_printf("balloon: %s", error->message);
 		g_debug("%s: %s", d->name, msg);
 		vr_domain_set_error(d, msg);
 		return;
 	}
-	if (d->user_paused)
+	if (vr_monitor_worker_is_busy(d->monitor))
 		return;
-	balloon_input(m, d, &in);
-	if (!vr_balloon_decide(&in, &target, &reason, &error)) {
-		g_warning("%s: balloon: %s", d->name, error->message);
-		vr_domain_set_error(d, error->message);
-		return;
-	}
-	if (reason == VR_BALLOON_HOLD || target == d->balloon_target_bytes)
-		return;
-	if (!vr_qemu_set_balloon(d->monitor, target, &error)) {
-		g_autofree char *msg = g_strdup_printf("balloon: %s", error->message);
-		g_warning("%s: %s", d->name, msg);
-		vr_domain_set_error(d, msg);
-		return;
-	}
-	g_message("%s: balloon target %" G_GUINT64_FORMAT " MiB (was %" G_GUINT64_FORMAT
-		  " MiB): %s",
-		  d->name, target >> 20, d->balloon_actual_bytes >> 20,
-		  vr_balloon_reason_name(reason));
-	if (target < d->balloon_actual_bytes)
-		vr_domain_add_reclaimed(d, d->balloon_actual_bytes - target);
-	d->balloon_target_bytes = target;
+	j = g_new0(struct balloon_job, 1);
+	balloon_input(m, d, &j->in);
+	j->decide = !d->user_paused;
+	j->last_target_bytes = d->balloon_target_bytes;
+	j->stage = "query";
+	vr_monitor_worker_submit(d->monitor, "balloon", balloon_job_run, balloon_job_done, j,
+				 g_free, d);
 }
 
 /*
@@ -1110,8 +1340,8 @@ static void act_host_pageout(struct vr_manager *m, struct vr_domain *d)
 		if (!domain_start_host_reclaim(m, d, &error)) {
 			g_warning("%s: not managed: host-pageout: %s", d->name, error->message);
 			vr_domain_set_unmanaged(d, "host-pageout: %s", error->message);
-			return;
 		}
+		return; /* QEMU's worker brings the RAM map: it acts from then on */
 	}
 	if (!s || d->share_bytes == 0 || d->user_paused)
 		return;
@@ -1410,9 +1640,11 @@ struct vr_manager *vr_manager_new(struct vr_daemon_config *config, const char *c
 	m->sysfs = g_strdup(paths && paths->sysfs ? paths->sysfs : "/sys");
 	m->qmp = g_array_new(FALSE, TRUE, sizeof(struct qmp_socket));
 	for (guint i = 0; paths && paths->qmp_sockets && paths->qmp_sockets[i]; i++) {
-		struct qmp_socket q = { .path = g_strdup(paths->qmp_sockets[i]) };
+		struct qmp_socket q = { .path = g_strdup(paths->qmp_sockets[i]), .manager = m };
 		g_array_append_val(m->qmp, q);
 	}
+	/* m->qmp is not resized from here on: probes keep pointers to its
+	 * elements. */
 	m->run_dir_override = g_strdup(paths ? paths->run_dir : NULL);
 	m->run_dir = m->run_dir_override ? g_strdup(m->run_dir_override) :
 					   vr_libvirt_run_dir(m->config->connect_uri);
@@ -1576,6 +1808,7 @@ void vr_manager_free(struct vr_manager *m)
 	g_free(m->config_path);
 	for (guint i = 0; m->qmp && i < m->qmp->len; i++) {
 		struct qmp_socket *q = &g_array_index(m->qmp, struct qmp_socket, i);
+		vr_monitor_worker_free(q->probe);
 		g_free(q->path);
 		g_free(q->last_error);
 	}

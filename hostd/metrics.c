@@ -71,6 +71,7 @@ enum domain_value {
 	DOMAIN_CREDIT,
 	DOMAIN_AGENT_REJECTED,
 	DOMAIN_AGENT_LOG_SUPPRESSED,
+	DOMAIN_DEGRADED,
 };
 
 /**
@@ -127,6 +128,9 @@ static const struct domain_family domain_families[] = {
 	{ "vreclaim_domain_agent_log_suppressed_total", "counter",
 	  "Log messages about the domain's agent held back by the rate limit.",
 	  DOMAIN_AGENT_LOG_SUPPRESSED },
+	{ "vreclaim_domain_degraded", "gauge",
+	  "Whether the domain's QEMU monitor stalls (1: a command ran past its deadline) or not (0).",
+	  DOMAIN_DEGRADED },
 };
 
 static void domain_sample(GString *out, const struct domain_family *f,
@@ -186,6 +190,9 @@ static void domain_sample(GString *out, const struct domain_family *f,
 		break;
 	case DOMAIN_AGENT_LOG_SUPPRESSED:
 		v = d->agent_log_suppressed;
+		break;
+	case DOMAIN_DEGRADED:
+		v = d->degraded ? 1 : 0;
 		break;
 	}
 	g_string_append_printf(out, "%" G_GUINT64_FORMAT "\n", (guint64)v);

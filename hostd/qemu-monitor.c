@@ -52,32 +52,56 @@ void vr_qemu_monitor_free(struct vr_qemu_monitor *mon)
 /**
  * struct qmp_transport - the state of the own-client transport.
  * @path:	QEMU's QMP socket.
- * @qmp:	the connection, NULL after a failed reconnect.
+ * @qmp:	the connection, NULL before the first connect and after a
+ *		failed reconnect.
+ * @connected_once: whether a connection was made before (a new one is a
+ *		reconnect, logged as such).
  */
 struct qmp_transport {
 	char *path;
 	struct vr_qmp *qmp;
+	gboolean connected_once;
 };
 
-static gboolean qmp_transport_execute(void *priv, const char *command, json_object *args,
-				      guint timeout_ms, json_object **ret, GError **error)
+static gboolean qmp_transport_connect(void *priv, guint timeout_ms, GError **error)
 {
 	struct qmp_transport *t = priv;
 	g_autoptr(GError) why = NULL;
 
 	/* vr_qmp_poll() sends nothing: a connection found bad here cannot have
-	 * run this command, so a new one may. */
-	if (!t->qmp || !vr_qmp_poll(t->qmp, &why)) {
+	 * run a command that is about to be sent, so a new one may. */
+	if (t->qmp && vr_qmp_poll(t->qmp, &why))
+		return TRUE;
+	if (t->connected_once)
 		g_info("reconnecting to QEMU's monitor at %s: %s", t->path,
 		       why ? why->message : "the last attempt failed");
-		g_clear_pointer(&t->qmp, vr_qmp_free);
-		t->qmp = vr_qmp_connect(t->path, timeout_ms, error);
-		if (!t->qmp) {
-			g_prefix_error(error, "cannot run %s: ", command);
-			return FALSE;
-		}
+	else
+		g_debug("connecting to QEMU's monitor at %s", t->path);
+	g_clear_pointer(&t->qmp, vr_qmp_free);
+	t->qmp = vr_qmp_connect(t->path, timeout_ms, error);
+	if (!t->qmp)
+		return FALSE;
+	t->connected_once = TRUE;
+	return TRUE;
+}
+
+static gboolean qmp_transport_execute(void *priv, const char *command, json_object *args,
+				      guint timeout_ms, json_object **ret, GError **error)
+{
+	struct qmp_transport *t = priv;
+
+	if (!qmp_transport_connect(t, timeout_ms, error)) {
+		g_prefix_error(error, "cannot run %s: ", command);
+		return FALSE;
 	}
 	return vr_qmp_execute(t->qmp, command, args, timeout_ms, ret, error);
+}
+
+static pid_t qmp_transport_peer_pid(void *priv)
+{
+	struct qmp_transport *t = priv;
+
+	return t->qmp ? vr_qmp_get_peer_pid(t->qmp) : 0;
 }
 
 static void qmp_transport_free(void *priv)
@@ -92,34 +116,43 @@ static void qmp_transport_free(void *priv)
 static const struct vr_qemu_monitor_ops qmp_transport_ops = {
 	.name = "qmp",
 	.execute = qmp_transport_execute,
+	.connect = qmp_transport_connect,
+	.peer_pid = qmp_transport_peer_pid,
 	.free = qmp_transport_free,
 };
 
-struct vr_qemu_monitor *vr_qemu_monitor_new_qmp(const char *path, guint timeout_ms, GError **error)
+struct vr_qemu_monitor *vr_qemu_monitor_new_qmp_unconnected(const char *path, guint timeout_ms)
 {
-	struct vr_qmp *qmp = vr_qmp_connect(path, timeout_ms, error);
 	struct qmp_transport *t;
 	struct vr_qemu_monitor *mon;
 
-	if (!qmp)
-		return NULL;
+	g_return_val_if_fail(path != NULL, NULL);
 	t = g_new0(struct qmp_transport, 1);
 	t->path = g_strdup(path);
-	t->qmp = qmp;
 	mon = vr_qemu_monitor_new(&qmp_transport_ops, t, path);
 	mon->timeout_ms = timeout_ms;
 	return mon;
 }
 
+struct vr_qemu_monitor *vr_qemu_monitor_new_qmp(const char *path, guint timeout_ms, GError **error)
+{
+	g_autoptr(vr_qemu_monitor) mon = vr_qemu_monitor_new_qmp_unconnected(path, timeout_ms);
+
+	if (!vr_qemu_monitor_connect(mon, error))
+		return NULL;
+	return g_steal_pointer(&mon);
+}
+
+gboolean vr_qemu_monitor_connect(struct vr_qemu_monitor *mon, GError **error)
+{
+	g_return_val_if_fail(mon != NULL, FALSE);
+	return !mon->ops->connect || mon->ops->connect(mon->priv, mon->timeout_ms, error);
+}
+
 pid_t vr_qemu_monitor_get_peer_pid(struct vr_qemu_monitor *mon)
 {
-	struct qmp_transport *t;
-
 	g_return_val_if_fail(mon != NULL, 0);
-	if (mon->ops != &qmp_transport_ops)
-		return 0;
-	t = mon->priv;
-	return t->qmp ? vr_qmp_get_peer_pid(t->qmp) : 0;
+	return mon->ops->peer_pid ? mon->ops->peer_pid(mon->priv) : 0;
 }
 
 /* --- libvirt ------------------------------------------------------------- */
@@ -144,7 +177,9 @@ static gboolean libvirt_transport_execute(void *priv, const char *command, json_
 	char *result = NULL; /* libvirt's: free(), not g_free() */
 	gboolean ok;
 
-	(void)timeout_ms; /* libvirt has its own */
+	/* libvirt has no timeout for this call: the caller's worker watches
+	 * the deadline (qemu-monitor.h). */
+	(void)timeout_ms;
 	/* No "id": libvirt adds its own and refuses one given twice. */
 	json_object_object_add(cmd, "execute", json_object_new_string(command));
 	if (args)

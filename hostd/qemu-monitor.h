@@ -7,7 +7,10 @@
  * QEMU's reply the same way (vr_qmp_parse_message()), so a refused command
  * is VR_QMP_ERROR_COMMAND on either.
  *
- * Not thread-safe: one monitor per thread.
+ * Not thread-safe: one monitor per thread. Every call blocks until QEMU
+ * answers or the timeout passes, so vreclaimd never calls them on its main
+ * loop: a monitor belongs to one domain's worker thread
+ * (monitor-worker.h), which hands the results back.
  */
 #pragma once
 
@@ -43,12 +46,21 @@ enum vr_qemu_monitor_error {
  *		its "return" member in @ret (owned; @ret may be NULL);
  *		@timeout_ms bounds the wait where the transport can.
  *		FALSE with @error otherwise.
+ * @connect:	optional: make sure the transport has a working connection,
+ *		within @timeout_ms (the own client connects, or reconnects
+ *		when its connection broke); NULL for transports without a
+ *		connection of their own (vr_qemu_monitor_connect() is then
+ *		TRUE).
+ * @peer_pid:	optional: the process at the other end of the connection,
+ *		0 when unknown (vr_qemu_monitor_get_peer_pid()); NULL: 0.
  * @free:	free @priv.
  */
 struct vr_qemu_monitor_ops {
 	const char *name;
 	gboolean (*execute)(void *priv, const char *command, json_object *args, guint timeout_ms,
 			    json_object **ret, GError **error);
+	gboolean (*connect)(void *priv, guint timeout_ms, GError **error);
+	pid_t (*peer_pid)(void *priv);
 	void (*free)(void *priv);
 };
 
@@ -95,13 +107,26 @@ struct vr_qemu_monitor *vr_qemu_monitor_new(const struct vr_qemu_monitor_ops *op
 struct vr_qemu_monitor *vr_qemu_monitor_new_qmp(const char *path, guint timeout_ms, GError **error);
 
 /**
+ * vr_qemu_monitor_new_qmp_unconnected() - vr_qemu_monitor_new_qmp() that
+ * does not connect yet: the first vr_qemu_monitor_connect() or command
+ * does, on the thread that uses the monitor (a worker's, so that a QEMU that
+ * greets slowly blocks no one else).
+ * Return: owned monitor.
+ */
+struct vr_qemu_monitor *vr_qemu_monitor_new_qmp_unconnected(const char *path, guint timeout_ms);
+
+/**
  * vr_qemu_monitor_new_libvirt() - a monitor over libvirt's
  * virDomainQemuMonitorCommand for @dom (the monitor takes its own reference
  * with virDomainRef()).
  *
- * The timeout of vr_qemu_monitor_execute() does not apply here: libvirt
- * bounds its monitor calls itself (it waits for the domain's job lock, then
- * for QEMU). libvirt's failures become VR_QEMU_MONITOR_ERROR_LIBVIRT naming
+ * The timeout of vr_qemu_monitor_execute() cannot apply here:
+ * virDomainQemuMonitorCommand has none (libvirt waits for the domain's job
+ * lock, up to 30 s, then for QEMU for as long as it takes). The daemon
+ * therefore calls it on the domain's worker thread only, whose watchdog
+ * marks the domain degraded once a command runs past the monitor's
+ * @timeout_ms (monitor-worker.h). libvirt's connection is thread-safe, and
+ * the monitor's own domain reference keeps it alive. libvirt's failures become VR_QEMU_MONITOR_ERROR_LIBVIRT naming
  * the domain; libvirt also reports them to its error handler (by default on
  * stderr: the daemon sets virSetErrorFunc()).
  * Return: owned monitor.
@@ -122,12 +147,20 @@ gboolean vr_qemu_monitor_execute(struct vr_qemu_monitor *mon, const char *comman
 				 GError **error);
 
 /**
+ * vr_qemu_monitor_connect() - make sure @mon has a working connection,
+ * within @mon->timeout_ms: the own client connects (or reconnects when its
+ * connection broke); other transports have nothing to do.
+ * Return: TRUE, or FALSE with @error (vr_qmp_connect()'s).
+ */
+gboolean vr_qemu_monitor_connect(struct vr_qemu_monitor *mon, GError **error);
+
+/**
  * vr_qemu_monitor_get_peer_pid() - the QEMU process behind a monitor of
  * vr_qemu_monitor_new_qmp(): vr_qmp_get_peer_pid() of its current
  * connection (after a reconnect, of the new one: possibly another QEMU on
- * the same path). No transport op: the own client's state is known here.
- * Return: the pid; 0 when unknown, when not connected, and for every other
- * transport (libvirt knows its QEMU's pid itself).
+ * the same path); the transport's @peer_pid op.
+ * Return: the pid; 0 when unknown, when not connected, and for transports
+ * without the op (libvirt knows its QEMU's pid itself).
  */
 pid_t vr_qemu_monitor_get_peer_pid(struct vr_qemu_monitor *mon);
 

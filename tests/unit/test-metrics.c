@@ -62,6 +62,9 @@ static GPtrArray *fleet_new(void)
 	b->credit_permille = 125;
 	b->agent_rejected_reports = 42;
 	b->agent_log_suppressed = 1234;
+	b->degraded = TRUE;
+	g_strlcpy(b->degraded_reason, "the QEMU monitor did not answer query-balloon within 2 s",
+		  sizeof(b->degraded_reason));
 	g_ptr_array_add(fleet, a);
 	g_ptr_array_add(fleet, b);
 	return fleet;
@@ -170,7 +173,12 @@ static const char expected_text[] =
 	"held back by the rate limit.\n"
 	"# TYPE vreclaim_domain_agent_log_suppressed_total counter\n"
 	"vreclaim_domain_agent_log_suppressed_total{domain=\"web1\"} 0\n"
-	"vreclaim_domain_agent_log_suppressed_total{" DB "} 1234\n";
+	"vreclaim_domain_agent_log_suppressed_total{" DB "} 1234\n"
+	"# HELP vreclaim_domain_degraded Whether the domain's QEMU monitor stalls (1: a command ran "
+	"past its deadline) or not (0).\n"
+	"# TYPE vreclaim_domain_degraded gauge\n"
+	"vreclaim_domain_degraded{domain=\"web1\"} 0\n"
+	"vreclaim_domain_degraded{" DB "} 1\n";
 
 Test(text, renders_a_small_fleet_exactly)
 {
