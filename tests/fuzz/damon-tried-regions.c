@@ -9,11 +9,11 @@
  * (never the real sysfs), rebuilt for each input and removed at exit.
  *
  * The input: the first line is the most regions asked for (a decimal,
- * taken modulo VR_FUZZ_MAX_ASKED, plus 1); each further line (at most
- * VR_FUZZ_MAX_REGIONS) is a region folder "START END NR_ACCESSES AGE
- * [NAME]": each of the four words is written as is to its file (a missing
- * word leaves its file out), NAME (1..32 of [0-9a-z_]) names the folder, the
- * line's index otherwise.
+ * taken modulo VR_FUZZ_MAX_ASKED, plus 1); each further line that is not
+ * empty (at most VR_FUZZ_MAX_REGIONS) is a region folder "START END
+ * NR_ACCESSES AGE [NAME]": each of the four words is written as is to its
+ * file (a missing word leaves its file out), NAME (1..32 of [0-9a-z_])
+ * names the folder, the line's index otherwise.
  *
  * Checks: a failed read sets an error and appends nothing; a read that
  * succeeds appends at most the regions asked for, each not empty, sorted
@@ -104,6 +104,8 @@ static guint build_tree(const char *kdamond, char **lines)
 		const char *name = nr_words == 5 && is_plain_name(words[4]) ? words[4] : index;
 		g_autofree char *rdir = g_build_filename(tried, name, NULL);
 
+		if (!*lines[i])
+			continue;
 		make_dir(rdir);
 		for (guint f = 0; f < G_N_ELEMENTS(files) && f < nr_words; f++)
 			write_file(rdir, files[f], words[f]);

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g_autofree char *text = vr_fuzz_strdup(data, size);
 	struct vr_proc_status status;
 	struct vr_smaps_rollup rollup;
-	struct vr_proc_stat stat;
+	struct vr_proc_stat proc_stat;
 	uint64_t vm_size;
 	GError *error = NULL;
 
@@ -74,9 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* USER_HZ, and the bounds of the tick rate. */
 	static const uint64_t ticks_per_s[] = { 100, 1, 1000000 };
 	for (guint i = 0; i < G_N_ELEMENTS(ticks_per_s); i++) {
-		memset(&stat, UNTOUCHED, sizeof(stat));
-		if (!vr_proc_stat_parse(text, FUZZ_PATH, ticks_per_s[i], &stat, &error))
-			check_refusal(error, &stat, sizeof(stat), "vr_proc_stat_parse");
+		memset(&proc_stat, UNTOUCHED, sizeof(proc_stat));
+		if (!vr_proc_stat_parse(text, FUZZ_PATH, ticks_per_s[i], &proc_stat, &error))
+			check_refusal(error, &proc_stat, sizeof(proc_stat), "vr_proc_stat_parse");
 		g_clear_error(&error);
 	}
 

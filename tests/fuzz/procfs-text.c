@@ -13,6 +13,7 @@
  * alone (the headers promise it); what is accepted keeps the header's
  * invariants (free <= total, percentages <= 100 %).
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -110,9 +111,9 @@ struct status_fields {
 static void check_kb_fields(const char *text)
 {
 	static const struct vr_kb_field fields[] = {
-		{ "VmRSS", G_STRUCT_OFFSET(struct status_fields, vm_rss) },
-		{ "VmSwap", G_STRUCT_OFFSET(struct status_fields, vm_swap) },
-		{ "RssAnon", G_STRUCT_OFFSET(struct status_fields, rss_anon) },
+		{ "VmRSS", offsetof(struct status_fields, vm_rss) },
+		{ "VmSwap", offsetof(struct status_fields, vm_swap) },
+		{ "RssAnon", offsetof(struct status_fields, rss_anon) },
 	};
 	g_autoptr(GError) error = NULL;
 	struct status_fields out;

@@ -44,7 +44,7 @@ static void check_commands(json_object *ret)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) ids = NULL;
-	uint64_t bytes;
+	uint64_t bytes = 0;
 
 	if (!vr_qemu_parse_balloon(ret, &bytes, &error))
 		check_commands_error(error, "vr_qemu_parse_balloon");
@@ -62,7 +62,7 @@ static void check_commands(json_object *ret)
 	if (json_object_is_type(ret, json_type_string)) {
 		const char *text = json_object_get_string(ret);
 		g_autoptr(GArray) ranges = NULL;
-		uint64_t hva;
+		uint64_t hva = 0;
 
 		if (!vr_qemu_parse_mtree_ram(text, &ranges, &error))
 			check_commands_error(error, "vr_qemu_parse_mtree_ram");
@@ -84,7 +84,7 @@ static void check_domain(json_object *ret)
 	g_autofree char *uuid = NULL;
 	g_autofree char *value = NULL;
 	g_autofree char *path = NULL;
-	uint64_t bytes;
+	uint64_t bytes = 0;
 
 	if (vr_qmp_parse_name(ret, &name, &error))
 		VR_FUZZ_CHECK(!name || (*name && strlen(name) <= VR_QMP_DOMAIN_MAX_NAME_BYTES),
@@ -130,7 +130,7 @@ static void check_line(const char *line)
 	g_autoptr(GError) error = NULL;
 	g_autoptr(json_object) msg = NULL;
 	g_autoptr(json_object) ret = NULL;
-	enum vr_qmp_message_kind kind;
+	enum vr_qmp_message_kind kind = VR_QMP_MESSAGE_GREETING;
 
 	if (!vr_qmp_parse_message(line, -1, &kind, &msg, &error)) {
 		VR_FUZZ_CHECK(g_error_matches(error, VR_QMP_ERROR, VR_QMP_ERROR_PROTOCOL),
