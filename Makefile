@@ -4,7 +4,14 @@
 
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
 MESON ?= meson
+
+# make fuzz: each target of tests/fuzz runs this long, in seconds (CI: 60);
+# FUZZ_TARGETS="qmp policy" runs only those (default: every target, one per
+# folder of tests/fuzz/corpus).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= $(notdir $(wildcard tests/fuzz/corpus/*))
 
 # Sanitizer runs: every ASan/UBSan report fails the test. UBSan is made fatal
 # at compile time too (-fno-sanitize-recover=all). Leak detection stays on:
@@ -19,7 +26,7 @@ ASAN_ENV := \
 # meson/ninja parallelise the real work.
 .NOTPARALLEL:
 
-.PHONY: all deps build demo check check-asan bench bench-guest bench-vm format clean
+.PHONY: all deps build demo check check-asan fuzz bench bench-guest bench-vm format clean
 
 all: build
 
@@ -42,6 +49,17 @@ check-asan: deps
 			-Dc_args="$(ASAN_C_ARGS)"
 	$(MESON) compile -C $(ASAN_BUILD)
 	$(ASAN_ENV) $(MESON) test -C $(ASAN_BUILD) --print-errorlogs
+
+# libFuzzer (clang, ASan, UBSan) in $(FUZZ_BUILD)/: each target for
+# FUZZ_SECONDS from its seed corpus; what it finds goes to
+# $(FUZZ_BUILD)/fuzz/crashes/TARGET/ (docs/testing.md).
+fuzz:
+	scripts/install-deps --fuzz
+	@test -f $(FUZZ_BUILD)/meson-private/coredata.dat || \
+		CC=clang $(MESON) setup $(FUZZ_BUILD) -Dfuzz=true \
+			-Db_sanitize=address,undefined -Db_lundef=false
+	$(MESON) compile -C $(FUZZ_BUILD) $(addprefix fuzz-,$(FUZZ_TARGETS))
+	tests/fuzz/run $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 bench: build
 	mkdir -p $(BUILD)/bench
@@ -75,4 +93,4 @@ format:
 	git ls-files -z -- '*.c' '*.h' | xargs -0 -r clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
