@@ -65,6 +65,12 @@ G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)
 #define DEFAULT_FLEET_QUOTA_BYTES (256ULL << 20)
 /* 1000 ms: DAMON_RECLAIM's reset_interval. */
 #define DEFAULT_FLEET_QUOTA_RESET_INTERVAL_MS 1000U
+/* 100%: the fleet credit is measured and shown but cuts no share. Its
+ * signal, the QEMU process's RSS over 30 s, judged honest TCG guests in
+ * tests/e2e/libvirt-fleet as liars (reclaim freed memory that free page
+ * reporting had not handed back yet) and turned the domains' priorities
+ * around; a host that runs untrusted guests sets 12.5%. */
+#define DEFAULT_FLEET_CREDIT_FLOOR_BP 10000U
 /* The middle: domains without a say neither give first nor last. */
 #define DEFAULT_PRIORITY 50U
 /* In-guest reclaim only: the guest chooses what to page out and frees it with
@@ -130,6 +136,7 @@ struct vr_daemon_config *vr_daemon_config_new_default(void)
 	c->host_access_source = VR_HOST_ACCESS_SOURCE_HOST_DAMON;
 	c->fleet_quota_bytes = DEFAULT_FLEET_QUOTA_BYTES;
 	c->fleet_quota_reset_interval_ms = DEFAULT_FLEET_QUOTA_RESET_INTERVAL_MS;
+	c->fleet_credit_floor_bp = DEFAULT_FLEET_CREDIT_FLOOR_BP;
 	c->default_priority = DEFAULT_PRIORITY;
 	c->default_actions = DEFAULT_ACTIONS;
 	return c;
@@ -231,6 +238,7 @@ static const struct key_desc keys[] = {
 	  NULL },
 	{ "fleet", "quota-reset-interval-ms", KEY_U64, FIELD(fleet_quota_reset_interval_ms),
 	  MIN_INTERVAL_MS, MAX_INTERVAL_MS, "ms" },
+	{ "fleet", "credit-floor", KEY_PERCENT, FIELD(fleet_credit_floor_bp), 0, 0, NULL },
 	{ "fleet", "default-priority", KEY_U32, FIELD(default_priority), 0, 100, NULL },
 	{ "fleet", "default-actions", KEY_ACTIONS, FIELD(default_actions), 0, 0, NULL },
 };

@@ -137,6 +137,11 @@ const char *vr_host_access_source_name(enum vr_host_access_source_kind kind);
  *			 (key "quota-size").
  * @fleet_quota_reset_interval_ms: length of a fleet quota window, ms
  *			 (key "quota-reset-interval-ms").
+ * @fleet_credit_floor_bp: the least part of its share a domain keeps
+ *			 whatever its RSS gives back, basis points (key
+ *			 "credit-floor"): 10000 (100%) leaves the shares to the
+ *			 fleet credit's judgement unbound, i.e. off; 1250 lets
+ *			 it cut a domain that gives nothing back to an eighth.
  * @default_priority:	 priority (0..100) of a domain whose metadata sets
  *			 none.
  * @default_actions:	 enum vr_domain_action bits (domain-xml.h) allowed on a domain whose
@@ -164,6 +169,7 @@ struct vr_daemon_config {
 	enum vr_host_access_source_kind host_access_source;
 	uint64_t fleet_quota_bytes;
 	uint64_t fleet_quota_reset_interval_ms;
+	uint32_t fleet_credit_floor_bp;
 	uint32_t default_priority;
 	uint32_t default_actions;
 };

@@ -1114,9 +1114,12 @@ static void decide(struct vr_manager *m, GPtrArray *doms)
 		fd->priority = d->tuning->priority;
 		fd->rss_bytes = d->rss_bytes;
 		fd->guaranteed_bytes = d->tuning->guaranteed_bytes;
-		/* What its last share bought (before the new one is written). */
-		fd->credit_permille = vr_domain_update_credit(
-			d, now_us, m->config->fleet_quota_reset_interval_ms * 1000);
+		/* What its last share bought (before the new one is written),
+		 * bound by the config's floor. */
+		fd->credit_permille =
+			MAX(vr_domain_update_credit(
+				    d, now_us, m->config->fleet_quota_reset_interval_ms * 1000),
+			    m->config->fleet_credit_floor_bp / 10);
 		/* Offers are made whether or not the host needs memory: the
 		 * status shows them, and the holds are ready when it does. */
 		fd->eligible = !d->user_paused && d->rss_bytes > 0 && decide_domain_offer(m, d, fd);
