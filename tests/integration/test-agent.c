@@ -584,7 +584,9 @@ static void setup_no_compaction(void)
 	start_agent(extra);
 }
 
-Test(agent, no_compaction_leaves_compact_memory_alone, .init = setup_no_compaction)
+/* Its own suite: the agent suite's setup would start a second agent. */
+Test(agent_no_compaction, leaves_compact_memory_alone, .init = setup_no_compaction,
+     .fini = teardown)
 {
 	g_autoptr(vr_agent_client) c = connect_agent();
 	g_autofree char *written = NULL;
