@@ -129,7 +129,11 @@ lv_prepare_images() {
 # state folder is STATE/NAME. ACPI is on, as in run-guest's QEMU: without it
 # (libvirt's default) the guest has no HPET and no PM timer to calibrate its
 # TSC against, marks the TSC unstable and keeps time with jiffies (4 ms
-# steps), which read every sub-millisecond latency as 0.
+# steps), which read every sub-millisecond latency as 0. tsc=reliable: TCG's
+# TSC is one clock for all vCPUs, but the kernel's sync check between them
+# can fail under TCG's scheduling, and the HPET it falls back to is an
+# emulated device, slow to read (the fleet e2e's agents then missed their
+# deadlines).
 lv_domain_xml() {
     local state=$1 name=$2 mem=$3 smp=$4 append=$5 metadata=$6
     local dir=$state/$name
@@ -142,7 +146,7 @@ lv_domain_xml() {
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>$state/vmlinuz</kernel>
     <initrd>$state/initramfs.cpio.gz</initrd>
-    <cmdline>console=ttyS0 panic=-1 quiet vr.swap=disk $append</cmdline>
+    <cmdline>console=ttyS0 panic=-1 quiet tsc=reliable vr.swap=disk $append</cmdline>
   </os>
   <features><acpi/><apic/></features>
   <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model><feature policy='require' name='rdrand'/></cpu>
