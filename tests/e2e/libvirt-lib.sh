@@ -126,14 +126,7 @@ lv_prepare_images() {
 # lv_domain_xml STATE NAME MEM_MIB SMP APPEND METADATA: a TCG domain running
 # the test guest, with a cache=none swap disk, the console on a unix socket
 # logged to a file, the agent channel and free page reporting. Its run-guest
-# state folder is STATE/NAME. ACPI is on, as in run-guest's QEMU: without it
-# (libvirt's default) the guest has no HPET and no PM timer to calibrate its
-# TSC against, marks the TSC unstable and keeps time with jiffies (4 ms
-# steps), which read every sub-millisecond latency as 0. tsc=reliable: TCG's
-# TSC is one clock for all vCPUs, but the kernel's sync check between them
-# can fail under TCG's scheduling, and the HPET it falls back to is an
-# emulated device, slow to read (the fleet e2e's agents then missed their
-# deadlines).
+# state folder is STATE/NAME.
 lv_domain_xml() {
     local state=$1 name=$2 mem=$3 smp=$4 append=$5 metadata=$6
     local dir=$state/$name
@@ -146,9 +139,8 @@ lv_domain_xml() {
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>$state/vmlinuz</kernel>
     <initrd>$state/initramfs.cpio.gz</initrd>
-    <cmdline>console=ttyS0 panic=-1 quiet tsc=reliable vr.swap=disk $append</cmdline>
+    <cmdline>console=ttyS0 panic=-1 quiet vr.swap=disk $append</cmdline>
   </os>
-  <features><acpi/><apic/></features>
   <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model><feature policy='require' name='rdrand'/></cpu>
   <on_poweroff>destroy</on_poweroff>
   <on_reboot>destroy</on_reboot>
