@@ -228,15 +228,15 @@ uint32_t vr_domain_update_credit(struct vr_domain *d, int64_t now_us, uint64_t s
 	if (vr_fleet_credit_update(&d->credit, now_us, d->rss_bytes, d->share_bytes,
 				   share_window_us) &&
 	    d->credit.credit_permille != before)
-		g_message("%s: fleet credit %u.%03u -> %u.%03u: its RSS fell %" G_GUINT64_FORMAT
-			  " bytes while it was granted %" G_GUINT64_FORMAT
-			  " bytes over the last %d s (it gives back at 1/%u)",
-			  d->name, before / 1000, before % 1000, d->credit.credit_permille / 1000,
-			  d->credit.credit_permille % 1000, d->credit.released_bytes,
-			  d->credit.granted_bytes,
-			  (int)(VR_FLEET_CREDIT_HORIZON_WINDOWS * VR_FLEET_CREDIT_WINDOW_US /
-				G_USEC_PER_SEC),
-			  VR_FLEET_CREDIT_RETURN_DIVISOR);
+		g_debug("%s: fleet credit %u.%03u -> %u.%03u: its RSS fell %" G_GUINT64_FORMAT
+			" bytes while it was granted %" G_GUINT64_FORMAT
+			" bytes over the last %d s (it gives back at 1/%u)",
+			d->name, before / 1000, before % 1000, d->credit.credit_permille / 1000,
+			d->credit.credit_permille % 1000, d->credit.released_bytes,
+			d->credit.granted_bytes,
+			(int)(VR_FLEET_CREDIT_HORIZON_WINDOWS * VR_FLEET_CREDIT_WINDOW_US /
+			      G_USEC_PER_SEC),
+			VR_FLEET_CREDIT_RETURN_DIVISOR);
 	return d->credit.credit_permille;
 }
 
