@@ -127,6 +127,14 @@ lv_prepare_images() {
 # the test guest, with a cache=none swap disk, the console on a unix socket
 # logged to a file, the agent channel and free page reporting. Its run-guest
 # state folder is STATE/NAME.
+#
+# ACPI is on, as in run-guest's QEMU. Without it (libvirt's default) the
+# guest has no HPET or PM timer to calibrate its TSC against, keeps time with
+# jiffies (4 ms steps: every sub-millisecond latency reads 0) and, having no
+# table that lists its CPUs, brings up ONE CPU whatever SMP says. With ACPI it
+# brings up all SMP vCPUs: two domains of two vCPUs each are four TCG threads
+# on a two-core host, where a vCPU waiting for another's IPI (TLB shootdowns
+# of reclaim) waits for a host time slice (docs/benchmarks-vm.md).
 lv_domain_xml() {
     local state=$1 name=$2 mem=$3 smp=$4 append=$5 metadata=$6
     local dir=$state/$name
@@ -141,6 +149,7 @@ lv_domain_xml() {
     <initrd>$state/initramfs.cpio.gz</initrd>
     <cmdline>console=ttyS0 panic=-1 quiet vr.swap=disk $append</cmdline>
   </os>
+  <features><acpi/><apic/></features>
   <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model><feature policy='require' name='rdrand'/></cpu>
   <on_poweroff>destroy</on_poweroff>
   <on_reboot>destroy</on_reboot>
