@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The real vreclaimd with a fleet of QEMUs given by repeated --qmp: every
+ * one is found, managed with agent-reclaim, its agent connected and asked
+ * for its picture every tick.
+ *
+ * The fleet is one tests/integration/fake-qemu process (VR_FAKE_QEMU,
+ * --fleet --agent): FLEET_SIZE domains, each a QMP socket and an agent
+ * socket answered as a guest agent would, each recording what it was asked
+ * in its own record file. The host always needs memory (watermark-metric
+ * none), so the fleet quota is shared out and each agent gets its policy.
+ * The test reads each domain's record file: get-regions, hello and
+ * set-policy for every one, and get-regions going on while it watches (a
+ * domain the daemon forgot would stop). bench/fleet-scale measures the same
+ * at 100 and 1000 domains.
+ *
+ * libvirt is the in-process test driver (test:///default): its domain is of
+ * type test, never managed.
+ */
+#define _GNU_SOURCE
+
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../unit/test-fake-tree.h"
+#include "control-client.h"
+
+/* Domains in the fleet. */
+#define FLEET_SIZE 20
+/* The daemon's tick, ms. */
+#define INTERVAL_MS 200
+/* How long the fleet gets to be found and served, ms. */
+#define DAEMON_WAIT_MS 20000
+/* How long the test watches the served fleet, ms. */
+#define WATCH_MS 2000
+/* Between two polls, us. */
+#define POLL_US (50 * 1000)
+/* One control request's reply, ms. */
+#define CALL_TIMEOUT_MS 5000
+
+static char *dir;
+static char *socket_path;
+static char *log_path;
+static char *log_text;
+static GPid daemon_pid;
+static GPid fake_pid;
+
+static const char *daemon_log(void)
+{
+	g_clear_pointer(&log_text, g_free);
+	if (!g_file_get_contents(log_path, &log_text, NULL, NULL))
+		log_text = g_strdup("(no log)");
+	return log_text;
+}
+
+/* In vreclaimd: its output to the log file; it dies with the test worker. */
+static void daemon_setup(gpointer data)
+{
+	int fd = open(data, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+	if (fd >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/* In the fake: its stderr to the log (its stdout says "ready"). */
+static void fake_setup(gpointer data)
+{
+	int fd = open(data, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+	if (fd >= 0)
+		dup2(fd, STDERR_FILENO);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+/* Stop @pid (@sig, then SIGKILL after 5 s) and reap it. */
+static void stop_pid(GPid *pid, int sig)
+{
+	bool reaped = false;
+
+	if (*pid <= 0)
+		return;
+	kill(*pid, sig);
+	for (int i = 0; i < 100 && !reaped; i++) {
+		reaped = waitpid(*pid, NULL, WNOHANG) == *pid;
+		if (!reaped)
+			g_usleep(POLL_US);
+	}
+	if (!reaped) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	g_spawn_close_pid(*pid);
+	*pid = 0;
+}
+
+/* Domain @i's name and record file (owned), as fake-qemu --fleet names them. */
+static char *domain_name(guint i)
+{
+	return g_strdup_printf("fleet-%04u", i);
+}
+
+static char *domain_file(guint i, const char *file)
+{
+	g_autofree char *name = domain_name(i);
+
+	return g_build_filename(dir, "fleet", name, file, NULL);
+}
+
+/* How many times domain @i was sent @command ("agent:NAME" for its agent). */
+static guint count(guint i, const char *command)
+{
+	g_autofree char *path = domain_file(i, "commands.txt");
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	guint n = 0;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return 0;
+	lines = g_strsplit(text, "\n", -1);
+	for (guint j = 0; lines[j]; j++)
+		n += !strcmp(lines[j], command);
+	return n;
+}
+
+static void start_fake(void)
+{
+	const char *binary = g_getenv("VR_FAKE_QEMU");
+	g_autofree char *fleet = g_build_filename(dir, "fleet", NULL);
+	g_autofree char *log = g_build_filename(dir, "fake-qemu.log", NULL);
+	g_autofree char *count_arg = g_strdup_printf("%d", FLEET_SIZE);
+	g_autofree char *err = NULL;
+	g_autoptr(GError) error = NULL;
+	char line[16] = "";
+	gsize have = 0;
+	int out = -1;
+
+	cr_assert_not_null(binary, "VR_FAKE_QEMU must name the fake-qemu binary");
+	const char *argv[] = { binary,	  "--fleet",   fleet, "--count", count_arg,
+			       "--agent", "--regions", "300", NULL };
+	cr_assert(g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+					   fake_setup, log, &fake_pid, NULL, &out, NULL, &error),
+		  "cannot start fake-qemu: %s", error ? error->message : "?");
+	while (have < sizeof(line) - 1 && !strchr(line, '\n')) {
+		ssize_t n = read(out, line + have, sizeof(line) - 1 - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (gsize)n;
+	}
+	close(out);
+	g_file_get_contents(log, &err, NULL, NULL);
+	cr_assert_str_eq(line, "ready\n", "fake-qemu did not come up: %s", err ? err : "?");
+}
+
+static void start_daemon(void)
+{
+	const char *binary = g_getenv("VRECLAIMD");
+	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GError) error = NULL;
+	g_autofree char *config = g_build_filename(dir, "vreclaimd.conf", NULL);
+	g_autofree char *text = g_strdup_printf("[daemon]\n"
+						"connect = test:///default\n"
+						"policy-dir = %s/policies\n"
+						"control-socket = %s\n"
+						"interval-ms = %d\n"
+						"[host]\n"
+						"watermark-metric = none\n",
+						dir, socket_path, INTERVAL_MS);
+
+	cr_assert_not_null(binary, "VRECLAIMD must name the vreclaimd binary");
+	tree_put(dir, "vreclaimd.conf", text);
+	g_ptr_array_add(argv, g_strdup(binary));
+	g_ptr_array_add(argv, g_strdup("--config"));
+	g_ptr_array_add(argv, g_strdup(config));
+	for (guint i = 0; i < FLEET_SIZE; i++) {
+		g_ptr_array_add(argv, g_strdup("--qmp"));
+		g_ptr_array_add(argv, domain_file(i, "qmp.sock"));
+	}
+	g_ptr_array_add(argv, NULL);
+	cr_assert(g_spawn_async(NULL, (char **)argv->pdata, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+				daemon_setup, log_path, &daemon_pid, &error),
+		  "cannot start vreclaimd: %s", error ? error->message : "?");
+}
+
+static void setup(void)
+{
+	g_autoptr(GError) error = NULL;
+
+	dir = g_dir_make_tmp("vr-qmp-fleet-XXXXXX", &error);
+	cr_assert_not_null(dir, "cannot make a temporary folder: %s", error ? error->message : "?");
+	socket_path = g_build_filename(dir, "ctl.sock", NULL);
+	log_path = g_build_filename(dir, "daemon.log", NULL);
+	tree_mkdir(dir, "policies");
+}
+
+static void teardown(void)
+{
+	stop_pid(&daemon_pid, SIGTERM);
+	stop_pid(&fake_pid, SIGKILL);
+	if (dir)
+		tree_rm(dir);
+	g_clear_pointer(&dir, g_free);
+	g_clear_pointer(&socket_path, g_free);
+	g_clear_pointer(&log_path, g_free);
+	g_clear_pointer(&log_text, g_free);
+}
+
+TestSuite(qmp_fleet, .init = setup, .fini = teardown,
+	  .description = "vreclaimd with a fleet of QEMUs given by --qmp");
+
+/* The daemon's status: how many fleet domains it manages with agent-reclaim
+ * and their agent connected; *@names gets the others' names and why. */
+static guint served(GString *others)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(vr_control_client) c = vr_control_client_connect(socket_path, &error);
+	g_autoptr(GPtrArray) doms = NULL;
+	struct vr_daemon_status d;
+	guint n = 0;
+
+	if (!c || !vr_control_client_status(c, CALL_TIMEOUT_MS, &doms, &d, NULL, &error)) {
+		g_string_append_printf(others, "(no status: %s)", error->message);
+		return 0;
+	}
+	for (guint i = 0; i < doms->len; i++) {
+		const struct vr_domain_status *st = g_ptr_array_index(doms, i);
+
+		if (!g_str_has_prefix(st->name, "fleet-"))
+			continue;
+		if (st->managed && st->action == VR_ACTIVE_ACTION_AGENT_RECLAIM &&
+		    st->agent_state == VR_AGENT_STATE_CONNECTED)
+			n++;
+		else
+			g_string_append_printf(others, "%s (managed %d, action %s, agent %s: %s) ",
+					       st->name, st->managed,
+					       vr_active_action_name(st->action),
+					       vr_agent_state_name(st->agent_state), st->reason);
+	}
+	return n;
+}
+
+/* The fewest get-regions any domain got, and which one. */
+static guint least_regions(guint *which)
+{
+	guint least = G_MAXUINT;
+
+	for (guint i = 0; i < FLEET_SIZE; i++) {
+		guint n = count(i, "agent:get-regions");
+
+		if (n < least) {
+			least = n;
+			*which = i;
+		}
+	}
+	return least;
+}
+
+Test(qmp_fleet, every_domain_served)
+{
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+	guint before[FLEET_SIZE], which = 0, least;
+
+	start_fake();
+	start_daemon();
+
+	/* Every domain found, managed with agent-reclaim, its agent up and
+	 * asked for its picture. */
+	for (;;) {
+		g_autoptr(GString) others = g_string_new(NULL);
+		guint n;
+
+		cr_assert(waitpid(daemon_pid, NULL, WNOHANG) == 0, "vreclaimd exited; its log:\n%s",
+			  daemon_log());
+		n = served(others);
+		if (n == FLEET_SIZE && least_regions(&which) > 0)
+			break;
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected the %d domains managed with their agent and asked for "
+			  "regions within %d ms: %u are; not: %s; fewest get-regions: %u (%s); "
+			  "the log:\n%s",
+			  FLEET_SIZE, DAEMON_WAIT_MS, n, others->str, least_regions(&which),
+			  domain_name(which), daemon_log());
+		g_usleep(POLL_US);
+	}
+	for (guint i = 0; i < FLEET_SIZE; i++) {
+		g_autofree char *name = domain_name(i);
+
+		cr_assert_eq(count(i, "agent:hello"), 1,
+			     "expected one agent hello for %s (one session), got %u", name,
+			     count(i, "agent:hello"));
+		cr_assert_geq(count(i, "agent:set-policy"), 1,
+			      "expected %s's agent given its policy", name);
+		cr_assert_eq(count(i, "qmp_capabilities"), 1,
+			     "expected one QMP connection for %s, got %u", name,
+			     count(i, "qmp_capabilities"));
+		before[i] = count(i, "agent:get-regions");
+	}
+
+	/* Served every tick while the test watches: each domain's pictures go
+	 * on (half of the ticks at least, for a loaded machine). */
+	g_usleep(WATCH_MS * 1000);
+	for (guint i = 0; i < FLEET_SIZE; i++) {
+		g_autofree char *name = domain_name(i);
+		guint got = count(i, "agent:get-regions") - before[i];
+
+		cr_assert_geq(got, WATCH_MS / INTERVAL_MS / 2,
+			      "expected %s asked for its picture about every %d ms, it got %u "
+			      "get-regions in %d ms; the log:\n%s",
+			      name, INTERVAL_MS, got, WATCH_MS, daemon_log());
+	}
+	least = least_regions(&which);
+	cr_log_info("%d domains served; the fewest get-regions: %u", FLEET_SIZE, least);
+	cr_assert(waitpid(daemon_pid, NULL, WNOHANG) == 0, "expected vreclaimd running");
+}
