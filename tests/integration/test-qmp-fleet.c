@@ -11,7 +11,8 @@
  * none), so the fleet quota is shared out and each agent gets its policy.
  * The test reads each domain's record file: get-regions, hello and
  * set-policy for every one, and get-regions going on while it watches (a
- * domain the daemon forgot would stop). bench/fleet-scale measures the same
+ * domain the daemon forgot would stop); with pictures-per-tick below the
+ * fleet's size, the pictures asked in turn. bench/fleet-scale measures the same
  * at 100 and 1000 domains.
  *
  * libvirt is the in-process test driver (test:///default): its domain is of
@@ -166,7 +167,8 @@ static void start_fake(void)
 	cr_assert_str_eq(line, "ready\n", "fake-qemu did not come up: %s", err ? err : "?");
 }
 
-static void start_daemon(void)
+/* Start vreclaimd on the fleet, with @fleet_lines in its config's [fleet]. */
+static void start_daemon_with(const char *fleet_lines)
 {
 	const char *binary = g_getenv("VRECLAIMD");
 	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
@@ -178,8 +180,10 @@ static void start_daemon(void)
 						"control-socket = %s\n"
 						"interval-ms = %d\n"
 						"[host]\n"
-						"watermark-metric = none\n",
-						dir, socket_path, INTERVAL_MS);
+						"watermark-metric = none\n"
+						"[fleet]\n"
+						"%s",
+						dir, socket_path, INTERVAL_MS, fleet_lines);
 
 	cr_assert_not_null(binary, "VRECLAIMD must name the vreclaimd binary");
 	tree_put(dir, "vreclaimd.conf", text);
@@ -194,6 +198,11 @@ static void start_daemon(void)
 	cr_assert(g_spawn_async(NULL, (char **)argv->pdata, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
 				daemon_setup, log_path, &daemon_pid, &error),
 		  "cannot start vreclaimd: %s", error ? error->message : "?");
+}
+
+static void start_daemon(void)
+{
+	start_daemon_with("");
 }
 
 static void setup(void)
@@ -325,4 +334,51 @@ Test(qmp_fleet, every_domain_served)
 	least = least_regions(&which);
 	cr_log_info("%d domains served; the fewest get-regions: %u", FLEET_SIZE, least);
 	cr_assert(waitpid(daemon_pid, NULL, WNOHANG) == 0, "expected vreclaimd running");
+}
+
+/* With fewer pictures a tick than domains (pictures-per-tick = 5 for 20
+ * domains), each domain's picture is asked for in turn, every 4 ticks: every
+ * domain still served, none asked every tick, the fleet about 5 a tick. */
+Test(qmp_fleet, pictures_in_turn)
+{
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+	guint before[FLEET_SIZE], which = 0, total = 0;
+	const guint period = FLEET_SIZE / 5, ticks = WATCH_MS / INTERVAL_MS;
+
+	start_fake();
+	start_daemon_with("pictures-per-tick = 5\n");
+	for (;;) {
+		g_autoptr(GString) others = g_string_new(NULL);
+
+		cr_assert(waitpid(daemon_pid, NULL, WNOHANG) == 0, "vreclaimd exited; its log:\n%s",
+			  daemon_log());
+		if (served(others) == FLEET_SIZE && least_regions(&which) > 0)
+			break;
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected the %d domains served within %d ms; not: %s; the log:\n%s",
+			  FLEET_SIZE, DAEMON_WAIT_MS, others->str, daemon_log());
+		g_usleep(POLL_US);
+	}
+	for (guint i = 0; i < FLEET_SIZE; i++)
+		before[i] = count(i, "agent:get-regions");
+	g_usleep(WATCH_MS * 1000);
+	for (guint i = 0; i < FLEET_SIZE; i++) {
+		g_autofree char *name = domain_name(i);
+		guint got = count(i, "agent:get-regions") - before[i];
+
+		cr_assert_geq(
+			got, 1,
+			"expected %s asked for its picture in %d ms, it was not; the log:\n%s",
+			name, WATCH_MS, daemon_log());
+		/* Every 4th tick, and a tick or two of slack. */
+		cr_assert_leq(got, ticks / period + 2,
+			      "expected %s asked about every %u ticks, it got %u get-regions in %u "
+			      "ticks",
+			      name, period, got, ticks);
+		total += got;
+	}
+	cr_log_info("%u get-regions in %u ticks for %d domains, 5 a tick at most", total, ticks,
+		    FLEET_SIZE);
+	cr_assert_leq(total, 5 * (ticks + 2),
+		      "expected at most 5 pictures a tick, got %u in %u ticks", total, ticks);
 }
