@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +55,8 @@ static char *log_path;
 static char *log_text;
 static GPid daemon_pid;
 static GPid fake_pid;
+/* RLIMIT_NOFILE of the daemon (soft and hard), 0 to leave it. */
+static rlim_t daemon_nofile;
 
 static const char *daemon_log(void)
 {
@@ -63,11 +66,15 @@ static const char *daemon_log(void)
 	return log_text;
 }
 
-/* In vreclaimd: its output to the log file; it dies with the test worker. */
+/* In vreclaimd: its output to the log file, daemon_nofile; it dies with
+ * the test worker. */
 static void daemon_setup(gpointer data)
 {
 	int fd = open(data, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	struct rlimit rl = { daemon_nofile, daemon_nofile };
 
+	if (daemon_nofile)
+		setrlimit(RLIMIT_NOFILE, &rl);
 	if (fd >= 0) {
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
@@ -381,4 +388,44 @@ Test(qmp_fleet, pictures_in_turn)
 		    FLEET_SIZE);
 	cr_assert_leq(total, 5 * (ticks + 2),
 		      "expected at most 5 pictures a tick, got %u in %u ticks", total, ticks);
+}
+
+/* A fleet beyond the daemon's RLIMIT_NOFILE: it says so at the start, with
+ * the fix, and keeps running and serving the domains it could take. */
+Test(qmp_fleet, too_few_file_descriptors_said_at_start)
+{
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+	g_autofree char *want = g_strdup_printf("%d --qmp domains need about", FLEET_SIZE);
+
+	daemon_nofile = 48;
+	start_fake();
+	start_daemon();
+	while (!strstr(daemon_log(), "RLIMIT_NOFILE allows 48")) {
+		cr_assert(waitpid(daemon_pid, NULL, WNOHANG) == 0, "vreclaimd exited; its log:\n%s",
+			  daemon_log());
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected a warning about RLIMIT_NOFILE 48; the log:\n%s", daemon_log());
+		g_usleep(POLL_US);
+	}
+	cr_assert(strstr(daemon_log(), want) && strstr(daemon_log(), "LimitNOFILE="),
+		  "expected the warning to say how many descriptors %d domains need and how to "
+		  "raise the limit; the log:\n%s",
+		  FLEET_SIZE, daemon_log());
+	/* Some domains are taken; the daemon runs on. */
+	for (;;) {
+		guint served_any = 0;
+
+		for (guint i = 0; i < FLEET_SIZE; i++)
+			served_any += count(i, "agent:get-regions") > 0;
+		if (served_any)
+			break;
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected some domains served with the descriptors there are; the "
+			  "log:\n%s",
+			  daemon_log());
+		g_usleep(POLL_US);
+	}
+	g_usleep(1000 * 1000);
+	cr_assert(waitpid(daemon_pid, NULL, WNOHANG) == 0,
+		  "expected vreclaimd running; its log:\n%s", daemon_log());
 }
