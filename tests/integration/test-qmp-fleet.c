@@ -35,6 +35,7 @@
 
 #include "../unit/test-fake-tree.h"
 #include "control-client.h"
+#include "test-fake-qemu.h"
 
 /* Domains in the fleet. */
 #define FLEET_SIZE 20
@@ -70,47 +71,11 @@ static const char *daemon_log(void)
  * the test worker. */
 static void daemon_setup(gpointer data)
 {
-	int fd = open(data, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	struct rlimit rl = { daemon_nofile, daemon_nofile };
 
 	if (daemon_nofile)
 		setrlimit(RLIMIT_NOFILE, &rl);
-	if (fd >= 0) {
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-	}
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-}
-
-/* In the fake: its stderr to the log (its stdout says "ready"). */
-static void fake_setup(gpointer data)
-{
-	int fd = open(data, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-
-	if (fd >= 0)
-		dup2(fd, STDERR_FILENO);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-}
-
-/* Stop @pid (@sig, then SIGKILL after 5 s) and reap it. */
-static void stop_pid(GPid *pid, int sig)
-{
-	bool reaped = false;
-
-	if (*pid <= 0)
-		return;
-	kill(*pid, sig);
-	for (int i = 0; i < 100 && !reaped; i++) {
-		reaped = waitpid(*pid, NULL, WNOHANG) == *pid;
-		if (!reaped)
-			g_usleep(POLL_US);
-	}
-	if (!reaped) {
-		kill(*pid, SIGKILL);
-		waitpid(*pid, NULL, 0);
-	}
-	g_spawn_close_pid(*pid);
-	*pid = 0;
+	test_child_setup(data);
 }
 
 /* Domain @i's name and record file (owned), as fake-qemu --fleet names them. */
@@ -144,34 +109,13 @@ static guint count(guint i, const char *command)
 
 static void start_fake(void)
 {
-	const char *binary = g_getenv("VR_FAKE_QEMU");
 	g_autofree char *fleet = g_build_filename(dir, "fleet", NULL);
 	g_autofree char *log = g_build_filename(dir, "fake-qemu.log", NULL);
 	g_autofree char *count_arg = g_strdup_printf("%d", FLEET_SIZE);
-	g_autofree char *err = NULL;
-	g_autoptr(GError) error = NULL;
-	char line[16] = "";
-	gsize have = 0;
-	int out = -1;
+	const char *args[] = { "--fleet", fleet,       "--count", count_arg,
+			       "--agent", "--regions", "300",	  NULL };
 
-	cr_assert_not_null(binary, "VR_FAKE_QEMU must name the fake-qemu binary");
-	const char *argv[] = { binary,	  "--fleet",   fleet, "--count", count_arg,
-			       "--agent", "--regions", "300", NULL };
-	cr_assert(g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-					   fake_setup, log, &fake_pid, NULL, &out, NULL, &error),
-		  "cannot start fake-qemu: %s", error ? error->message : "?");
-	while (have < sizeof(line) - 1 && !strchr(line, '\n')) {
-		ssize_t n = read(out, line + have, sizeof(line) - 1 - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (gsize)n;
-	}
-	close(out);
-	g_file_get_contents(log, &err, NULL, NULL);
-	cr_assert_str_eq(line, "ready\n", "fake-qemu did not come up: %s", err ? err : "?");
+	fake_pid = test_fake_qemu_start(args, log);
 }
 
 /* Start vreclaimd on the fleet, with @fleet_lines in its config's [fleet]. */
@@ -225,8 +169,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	stop_pid(&daemon_pid, SIGTERM);
-	stop_pid(&fake_pid, SIGKILL);
+	test_stop_pid(&daemon_pid, SIGTERM);
+	test_stop_pid(&fake_pid, SIGKILL);
 	if (dir)
 		tree_rm(dir);
 	g_clear_pointer(&dir, g_free);

@@ -55,6 +55,7 @@
 #include "../unit/test-fake-tree.h"
 #include "control-client.h"
 #include "domain-xml.h"
+#include "test-fake-qemu.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -784,35 +785,13 @@ static bool fake_lies_about_memory;
 static char *qmp_path;	  /* dir/qemu.qmp, its QMP socket */
 static char *record_path; /* dir/qmp-commands.txt, one command a line */
 
-/* In the fake QEMU: its stderr to the test's fake-qemu.log (its stdout is
- * the pipe it says "ready" on); it dies with the test worker. */
-static void fake_child_setup(gpointer data)
-{
-	int fd = open(data, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-
-	if (fd >= 0)
-		dup2(fd, STDERR_FILENO);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-}
-
 /* Start the fake QEMU (tests/integration/fake-qemu, VR_FAKE_QEMU) on
- * qmp_path; return once it listens (it says "ready"). It listens itself,
- * so the socket's peer credentials name its process, fake_pid. */
+ * qmp_path; return once it listens. It listens itself, so the socket's peer
+ * credentials name its process, fake_pid. */
 static void start_fake_qemu(void)
 {
-	const char *binary = g_getenv("VR_FAKE_QEMU");
 	g_autofree char *fake_log = g_build_filename(dir, "fake-qemu.log", NULL);
-	g_autofree char *fake_err = NULL;
-	g_autoptr(GError) error = NULL;
-	char line[16] = "";
-	GPid pid = 0;
-	int out = -1;
-	gsize have = 0;
-
-	cr_assert_eq(fake_pid, 0, "the fake QEMU runs already");
-	cr_assert_not_null(binary, "VR_FAKE_QEMU must name the fake-qemu binary");
-	const char *argv[] = { binary,
-			       "--socket",
+	const char *args[] = { "--socket",
 			       qmp_path,
 			       "--name",
 			       FAKE_NAME,
@@ -824,24 +803,9 @@ static void start_fake_qemu(void)
 			       G_STRINGIFY(FAKE_MEMORY_MIB),
 			       fake_lies_about_memory ? "--lie-about-memory" : NULL,
 			       NULL };
-	cr_assert(g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-					   fake_child_setup, fake_log, &pid, NULL, &out, NULL,
-					   &error),
-		  "cannot start fake-qemu: %s", error ? error->message : "?");
-	fake_pid = pid;
-	while (have < sizeof(line) - 1 && !strchr(line, '\n')) {
-		ssize_t n = read(out, line + have, sizeof(line) - 1 - have);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (gsize)n;
-	}
-	close(out);
-	g_file_get_contents(fake_log, &fake_err, NULL, NULL);
-	cr_assert_str_eq(line, "ready\n", "the fake QEMU could not listen on %s: %s", qmp_path,
-			 fake_err ? fake_err : "(no output)");
+	cr_assert_eq(fake_pid, 0, "the fake QEMU runs already");
+	fake_pid = test_fake_qemu_start(args, fake_log);
 }
 
 /* SIGKILL the fake QEMU and reap it; its wait status, or -1 when none ran. */
