@@ -26,7 +26,7 @@ ASAN_ENV := \
 # meson/ninja parallelise the real work.
 .NOTPARALLEL:
 
-.PHONY: all deps build demo check check-asan fuzz bench bench-guest bench-vm format clean
+.PHONY: all deps build demo check check-asan fuzz bench bench-fleet bench-guest bench-vm format clean
 
 all: build
 
@@ -67,6 +67,16 @@ bench: build
 	$(BUILD)/bench/monitor-accuracy --csv $(BUILD)/bench/monitor-accuracy.csv
 	$(BUILD)/bench/read-batch --csv $(BUILD)/bench/read-batch.csv
 	$(BUILD)/hostd/vreclaimctl simulate --matrix --csv $(BUILD)/bench/damos-matrix.csv
+
+# The real vreclaimd managing 10, 100 and 1000 fake domains (a few minutes;
+# run it alone: it measures CPU). FLEET_ARGS="--domains 100 --ticks 60"
+# passes options (bench/fleet-scale --help).
+FLEET_ARGS ?=
+bench-fleet: build
+	mkdir -p $(BUILD)/bench
+	$(BUILD)/bench/fleet-scale --vreclaimd $(BUILD)/hostd/vreclaimd \
+		--fake-qemu $(BUILD)/tests/fake-qemu \
+		--csv $(BUILD)/bench/fleet-scale.csv $(FLEET_ARGS)
 
 # Real guests (about 30 minutes): both layouts of the hot set, THP off and on
 # for the workload, and the control run without reclaim; one CSV row each.

@@ -113,6 +113,34 @@ static gboolean tokenize(const char *text, size_t len, const struct vr_json_erro
 }
 
 /**
+ * struct scan_path - where the scanner is in the document: a member of its
+ * parent (@name) or an element (@index); NULL is the root. Rendered as a
+ * JSON path (vr_json_path_member(), vr_json_path_index()) only when a
+ * message or a big integer needs it: a picture of 512 regions has 2000
+ * members, and printing each one's path cost more than parsing them.
+ * @parent:	the enclosing value's, NULL for a child of the root.
+ * @name:	the member's name, NULL for an array element.
+ * @index:	the element's index.
+ */
+struct scan_path {
+	const struct scan_path *parent;
+	const char *name;
+	guint index;
+};
+
+/* @p as a JSON path string (owned); "" for the root. */
+static char *scan_path_render(const struct scan_path *p)
+{
+	g_autofree char *parent = NULL;
+
+	if (!p)
+		return g_strdup("");
+	parent = scan_path_render(p->parent);
+	return p->name ? vr_json_path_member(parent, p->name) :
+			 vr_json_path_index(parent, p->index);
+}
+
+/**
  * struct scanner - a second walk over a document json-c accepted, for what
  * json-c does not report: integers beyond 64 bits (it saturates them),
  * members given twice (it keeps the last) and single-quoted strings (it
@@ -131,12 +159,26 @@ struct scanner {
 	GHashTable *big_integers;
 };
 
-static gboolean scan_value(struct scanner *sc, const char *path, GError **error);
+static gboolean scan_value(struct scanner *sc, const struct scan_path *path, GError **error);
 
 static void scan_space(struct scanner *sc)
 {
 	while (sc->pos < sc->len && g_ascii_isspace(sc->text[sc->pos]))
 		sc->pos++;
+}
+
+/* The string at a '"' ends where? @pos moves past it; the closing quote's
+ * offset is returned. */
+static size_t scan_string_end(struct scanner *sc)
+{
+	size_t end;
+
+	sc->pos++;
+	while (sc->pos < sc->len && sc->text[sc->pos] != '"')
+		sc->pos += sc->text[sc->pos] == '\\' ? 2 : 1;
+	end = MIN(sc->pos, sc->len);
+	sc->pos = MIN(end + 1, sc->len);
+	return end;
 }
 
 /**
@@ -145,14 +187,10 @@ static void scan_space(struct scanner *sc)
  */
 static char *scan_string(struct scanner *sc)
 {
-	size_t start = sc->pos++, end;
+	size_t start = sc->pos, end = scan_string_end(sc);
 	g_autoptr(json_tokener) tok = NULL;
 	g_autoptr(json_object) str = NULL;
 
-	while (sc->pos < sc->len && sc->text[sc->pos] != '"')
-		sc->pos += sc->text[sc->pos] == '\\' ? 2 : 1;
-	end = MIN(sc->pos, sc->len); /* the closing quote */
-	sc->pos = MIN(end + 1, sc->len);
 	if (!memchr(sc->text + start, '\\', end - start))
 		return g_strndup(sc->text + start + 1, end - start - 1);
 	tok = json_tokener_new();
@@ -174,7 +212,7 @@ static gboolean digits_exceed(const char *digits, size_t n, const char *limit)
 }
 
 /* A number or a bare word; records integers beyond 64 bits. */
-static void scan_literal(struct scanner *sc, const char *path)
+static void scan_literal(struct scanner *sc, const struct scan_path *path)
 {
 	const char *s = sc->text + sc->pos;
 	gboolean negative = *s == '-';
@@ -190,17 +228,67 @@ static void scan_literal(struct scanner *sc, const char *path)
 	if (digits_exceed(s + negative, n - negative,
 			  negative ? "9223372036854775808" : "18446744073709551615"))
 		if (sc->big_integers)
-			g_hash_table_insert(sc->big_integers, g_strdup(path), g_strndup(s, n));
+			g_hash_table_insert(sc->big_integers, scan_path_render(path),
+					    g_strndup(s, n));
 }
 
-static gboolean scan_object(struct scanner *sc, const char *path, GError **error)
-{
-	g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+/* Objects with up to this many members find a name given twice by
+ * comparing with each; larger ones (hostile, mostly) use a hash table. */
+#define SCAN_SMALL_OBJECT 16
 
+/**
+ * struct member_names - the names an object gave so far.
+ * @small, @nr_small: the first SCAN_SMALL_OBJECT (owned).
+ * @all:	every name once there are more (owns them), else NULL.
+ */
+struct member_names {
+	char *small[SCAN_SMALL_OBJECT];
+	guint nr_small;
+	GHashTable *all;
+};
+
+static void member_names_clear(struct member_names *m)
+{
+	for (guint i = 0; i < m->nr_small; i++)
+		g_free(m->small[i]);
+	if (m->all)
+		g_hash_table_unref(m->all);
+}
+
+/* Whether @name was given already. */
+static gboolean member_names_contain(const struct member_names *m, const char *name)
+{
+	if (m->all)
+		return g_hash_table_contains(m->all, name);
+	for (guint i = 0; i < m->nr_small; i++)
+		if (!strcmp(m->small[i], name))
+			return TRUE;
+	return FALSE;
+}
+
+/* Add @name (owned), which it does not hold yet. */
+static void member_names_add(struct member_names *m, char *name)
+{
+	if (!m->all && m->nr_small < SCAN_SMALL_OBJECT) {
+		m->small[m->nr_small++] = name;
+		return;
+	}
+	if (!m->all) {
+		m->all = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		for (guint i = 0; i < m->nr_small; i++)
+			g_hash_table_add(m->all, m->small[i]);
+		m->nr_small = 0;
+	}
+	g_hash_table_add(m->all, name);
+}
+
+static gboolean scan_object_members(struct scanner *sc, const struct scan_path *path,
+				    struct member_names *names, GError **error)
+{
 	sc->pos++;
 	for (;;) {
-		g_autofree char *name = NULL;
-		g_autofree char *mpath = NULL;
+		struct scan_path mpath = { .parent = path };
+		char *name;
 
 		scan_space(sc);
 		if (sc->pos >= sc->len)
@@ -219,27 +307,41 @@ static gboolean scan_object(struct scanner *sc, const char *path, GError **error
 			continue;
 		}
 		name = scan_string(sc);
-		mpath = vr_json_path_member(path, name);
-		if (g_hash_table_contains(names, name)) {
+		if (member_names_contain(names, name)) {
+			g_autofree char *twice = name;
+			g_autofree char *where = NULL;
+
+			mpath.name = twice;
+			where = scan_path_render(&mpath);
 			return vr_json_set_error(error, sc->errs->domain, sc->errs->invalid_code,
-						 mpath, "member given twice");
+						 where, "member given twice");
 		}
-		g_hash_table_add(names, g_steal_pointer(&name));
+		member_names_add(names, name);
+		mpath.name = name;
 		scan_space(sc);
 		if (sc->pos < sc->len && sc->text[sc->pos] == ':')
 			sc->pos++;
-		if (!scan_value(sc, mpath, error))
+		if (!scan_value(sc, &mpath, error))
 			return FALSE;
 	}
 }
 
-static gboolean scan_array(struct scanner *sc, const char *path, GError **error)
+static gboolean scan_object(struct scanner *sc, const struct scan_path *path, GError **error)
+{
+	struct member_names names = { 0 };
+	gboolean ok = scan_object_members(sc, path, &names, error);
+
+	member_names_clear(&names);
+	return ok;
+}
+
+static gboolean scan_array(struct scanner *sc, const struct scan_path *path, GError **error)
 {
 	guint i = 0;
 
 	sc->pos++;
 	for (;;) {
-		g_autofree char *ipath = NULL;
+		struct scan_path ipath = { .parent = path };
 
 		scan_space(sc);
 		if (sc->pos >= sc->len)
@@ -253,13 +355,13 @@ static gboolean scan_array(struct scanner *sc, const char *path, GError **error)
 			i++;
 			continue;
 		}
-		ipath = vr_json_path_index(path, i);
-		if (!scan_value(sc, ipath, error))
+		ipath.index = i;
+		if (!scan_value(sc, &ipath, error))
 			return FALSE;
 	}
 }
 
-static gboolean scan_value(struct scanner *sc, const char *path, GError **error)
+static gboolean scan_value(struct scanner *sc, const struct scan_path *path, GError **error)
 {
 	scan_space(sc);
 	if (sc->pos >= sc->len)
@@ -270,7 +372,7 @@ static gboolean scan_value(struct scanner *sc, const char *path, GError **error)
 	case '[':
 		return scan_array(sc, path, error);
 	case '"':
-		g_free(scan_string(sc));
+		scan_string_end(sc);
 		return TRUE;
 	case '\'':
 		return syntax_error(error, sc->errs, sc->text, sc->pos,
@@ -293,7 +395,7 @@ gboolean vr_json_doc_parse(const char *text, gssize len, const struct vr_json_er
 	if (!tokenize(text, n, errs, &doc, error))
 		return FALSE;
 	sc = (struct scanner){ .errs = errs, .text = text, .len = n, .big_integers = big_integers };
-	if (!scan_value(&sc, "", error))
+	if (!scan_value(&sc, NULL, error))
 		return FALSE;
 	*root = g_steal_pointer(&doc);
 	return TRUE;

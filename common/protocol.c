@@ -398,6 +398,15 @@ static gboolean region_validate(const struct vr_agent_region *r, const struct vr
 	return TRUE;
 }
 
+/* Whether region_validate() would take @r: checked without building the
+ * paths its messages need (a picture has up to 512 regions). */
+static gboolean region_ok(const struct vr_agent_region *r, const struct vr_agent_region *prev,
+			  uint64_t max_nr_accesses)
+{
+	return r->start <= VR_PROTO_MAX_INT && r->end <= VR_PROTO_MAX_INT && r->end > r->start &&
+	       (!prev || r->start >= prev->end) && r->nr_accesses <= max_nr_accesses;
+}
+
 static gboolean regions_validate(const struct vr_proto_regions *r, const char *path, GError **error)
 {
 	g_autofree char *rpath = vr_json_path_member(path, "regions");
@@ -414,10 +423,13 @@ static gboolean regions_validate(const struct vr_proto_regions *r, const char *p
 			       VR_PROTO_MAX_REGIONS, n);
 	max_nr_accesses = r->aggr_interval_us / r->sample_interval_us;
 	for (guint i = 0; i < n; i++) {
-		g_autofree char *ipath = vr_json_path_index(rpath, i);
 		const struct vr_agent_region *reg =
 			&g_array_index(r->regions, struct vr_agent_region, i);
+		g_autofree char *ipath = NULL;
 
+		if (region_ok(reg, i ? reg - 1 : NULL, max_nr_accesses))
+			continue;
+		ipath = vr_json_path_index(rpath, i);
 		if (!region_validate(reg, i ? reg - 1 : NULL, max_nr_accesses, ipath, error))
 			return FALSE;
 	}
@@ -602,14 +614,41 @@ static gboolean need_member(struct json_object *obj, const char *path, const cha
 	return invalid(error, mpath, "missing");
 }
 
+/*
+ * The integer member @name of @obj into @out when all is well: present, an
+ * integer in [@min, @max], and no integer of the document beyond 64 bits
+ * (whose path would have to be compared). FALSE otherwise, without a
+ * message: the caller reads it again the slow way, which says what is wrong.
+ * A picture has four integers a region: building each one's path for
+ * messages that are almost never written cost more than the parse.
+ */
+static gboolean read_uint_fast(const struct decoder *dec, struct json_object *obj, const char *name,
+			       uint64_t min, uint64_t max, uint64_t *out)
+{
+	struct json_object *v;
+	uint64_t u;
+
+	if (g_hash_table_size(dec->big_integers) || !has_member(obj, name, &v) ||
+	    !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+		return FALSE;
+	u = json_object_get_uint64(v);
+	if (!in_range(u, min, max, FALSE))
+		return FALSE;
+	*out = u;
+	return TRUE;
+}
+
 /* The required integer member @name of @obj (see read_uint()). */
 static gboolean read_uint_member(const struct decoder *dec, struct json_object *obj,
 				 const char *path, const char *name, uint64_t min, uint64_t max,
 				 uint64_t *out, GError **error)
 {
-	g_autofree char *mpath = vr_json_path_member(path, name);
+	g_autofree char *mpath = NULL;
 	struct json_object *v;
 
+	if (read_uint_fast(dec, obj, name, min, max, out))
+		return TRUE;
+	mpath = vr_json_path_member(path, name);
 	return need_member(obj, path, name, &v, error) &&
 	       read_uint(dec, v, mpath, min, max, FALSE, out, error);
 }
@@ -1300,6 +1339,24 @@ static gboolean read_region(const struct decoder *dec, struct json_object *v, co
 	return TRUE;
 }
 
+/* read_region() when all is well (read_uint_fast()); FALSE otherwise, for
+ * read_region() to say what is wrong. */
+static gboolean read_region_fast(const struct decoder *dec, struct json_object *v,
+				 struct vr_agent_region *r)
+{
+	uint64_t nr_accesses, age;
+
+	if (!json_object_is_type(v, json_type_object) ||
+	    !read_uint_fast(dec, v, "start", 0, VR_PROTO_MAX_INT, &r->start) ||
+	    !read_uint_fast(dec, v, "end", 0, VR_PROTO_MAX_INT, &r->end) ||
+	    !read_uint_fast(dec, v, "nr_accesses", 0, G_MAXUINT32, &nr_accesses) ||
+	    !read_uint_fast(dec, v, "age", 0, G_MAXUINT32, &age))
+		return FALSE;
+	r->nr_accesses = (uint32_t)nr_accesses;
+	r->age = (uint32_t)age;
+	return TRUE;
+}
+
 static gboolean read_regions(const struct decoder *dec, struct json_object *v, const char *path,
 			     struct vr_proto_regions *r, GError **error)
 {
@@ -1322,11 +1379,16 @@ static gboolean read_regions(const struct decoder *dec, struct json_object *v, c
 			       VR_PROTO_MAX_REGIONS, nr);
 	r->regions = g_array_sized_new(FALSE, TRUE, sizeof(struct vr_agent_region), (guint)nr);
 	for (guint i = 0; i < nr; i++) {
-		g_autofree char *ipath = vr_json_path_index(rpath, i);
+		struct json_object *elem = json_object_array_get_idx(arr, i);
 		struct vr_agent_region reg = { 0 };
 
-		if (!read_region(dec, json_object_array_get_idx(arr, i), ipath, &reg, error))
-			return FALSE;
+		/* The region's path only when something is wrong with it. */
+		if (!read_region_fast(dec, elem, &reg)) {
+			g_autofree char *ipath = vr_json_path_index(rpath, i);
+
+			if (!read_region(dec, elem, ipath, &reg, error))
+				return FALSE;
+		}
 		g_array_append_val(r->regions, reg);
 	}
 	return regions_validate(r, path, error);

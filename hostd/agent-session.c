@@ -95,7 +95,8 @@ enum warn_kind {
  * @id:		its id.
  * @command:	what it asked.
  * @timeout_ms:	its timeout, ms.
- * @timer:	the timeout source.
+ * @deadline_us: when it times out (monotonic); the session's one deadline
+ *		timer watches every call's.
  * @hello:	the session's own hello (no @cb).
  * @cb, @user_data: the caller's.
  */
@@ -104,7 +105,7 @@ struct session_call {
 	uint32_t id;
 	enum vr_proto_command command;
 	guint timeout_ms;
-	GSource *timer;
+	gint64 deadline_us;
 	gboolean hello;
 	vr_agent_session_reply_cb cb;
 	gpointer user_data;
@@ -133,6 +134,11 @@ struct late_call {
  * @io_src:	watches @fd: for the connect (CONNECTING) or for input.
  * @out_src:	watches @fd for output while @out holds bytes.
  * @retry_src:	the reconnect timer (WAITING).
+ * @deadline_src, @deadline_src_us: the timer of the calls' deadlines and
+ *		when it fires; NULL when none runs. One for all the calls,
+ *		re-armed only when it fires: a timer source per call cost two
+ *		main context wakeups per call, each a poll over every
+ *		descriptor of the daemon (thousands with a large fleet).
  * @out:	bytes queued for the agent.
  * @reader:	cuts the input into lines; NULL when not connected.
  * @line_bucket, @byte_bucket: the input rate limits.
@@ -168,6 +174,8 @@ struct vr_agent_session {
 	GSource *io_src;
 	GSource *out_src;
 	GSource *retry_src;
+	GSource *deadline_src;
+	gint64 deadline_src_us;
 	GString *out;
 	struct vr_proto_reader *reader;
 	struct vr_token_bucket line_bucket;
@@ -510,12 +518,12 @@ static gboolean session_lookup(uint32_t id, enum vr_proto_command *command, gpoi
 	return FALSE;
 }
 
-/* End @call: out of the table, its timer stopped, its callback called. */
+/* End @call: out of the table, its callback called. (The deadline timer
+ * finds no call of its deadline when it fires, and goes on to the next.) */
 static void call_finish(struct vr_agent_session *s, struct session_call *call,
 			struct vr_proto_message *reply, const GError *error)
 {
 	g_hash_table_steal(s->calls, GUINT_TO_POINTER(call->id));
-	source_clear(&call->timer);
 	if (call->cb)
 		call->cb(s, reply, error, call->user_data);
 	g_free(call);
@@ -675,7 +683,43 @@ static gboolean session_on_writable(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_CONTINUE; /* session_flush() destroys the source when done */
 }
 
-static gboolean session_on_call_timeout(gpointer data);
+static gboolean session_on_deadline(gpointer data);
+
+/* Arm the deadline timer for @deadline_us unless it fires before. */
+static void session_arm_deadline(struct vr_agent_session *s, gint64 deadline_us)
+{
+	gint64 wait_us;
+
+	if (s->deadline_src && s->deadline_src_us <= deadline_us)
+		return;
+	source_clear(&s->deadline_src);
+	wait_us = MAX(deadline_us - g_get_monotonic_time(), 0);
+	s->deadline_src = session_attach(s, g_timeout_source_new((guint)((wait_us + 999) / 1000)),
+					 session_on_deadline, s);
+	s->deadline_src_us = deadline_us;
+}
+
+/*
+ * Send what @out holds now, without blocking, and watch for output only
+ * when some is left: most lines go at once, and a watch attached for them
+ * cost a main context wakeup and a poll over every descriptor. An error is
+ * left to the watch (session_flush() then takes the session down), so that
+ * no callback runs inside vr_agent_session_call().
+ */
+static void session_send_now(struct vr_agent_session *s)
+{
+	while (s->out->len && !s->out_src) {
+		ssize_t n = send(s->fd, s->out->str, s->out->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		g_string_erase(s->out, 0, n);
+	}
+	if (s->out->len && !s->out_src)
+		s->out_src = session_attach(s, g_unix_fd_source_new(s->fd, G_IO_OUT),
+					    G_SOURCE_FUNC(session_on_writable), s);
+}
 
 static uint32_t session_next_id(struct vr_agent_session *s)
 {
@@ -686,7 +730,7 @@ static uint32_t session_next_id(struct vr_agent_session *s)
 	}
 }
 
-/* Queue @req (its id chosen here) and start its timer. */
+/* Send @req (its id chosen here) and watch its deadline. */
 static gboolean session_send(struct vr_agent_session *s, struct vr_proto_request *req,
 			     guint timeout_ms, gboolean hello, vr_agent_session_reply_cb cb,
 			     gpointer user_data, GError **error)
@@ -707,9 +751,7 @@ static gboolean session_send(struct vr_agent_session *s, struct vr_proto_request
 	}
 	session_debug_line(s, "->", line, len - 1);
 	g_string_append_len(s->out, line, (gssize)len);
-	if (!s->out_src)
-		s->out_src = session_attach(s, g_unix_fd_source_new(s->fd, G_IO_OUT),
-					    G_SOURCE_FUNC(session_on_writable), s);
+	session_send_now(s);
 
 	struct session_call *call = g_new0(struct session_call, 1);
 	call->s = s;
@@ -719,24 +761,43 @@ static gboolean session_send(struct vr_agent_session *s, struct vr_proto_request
 	call->hello = hello;
 	call->cb = cb;
 	call->user_data = user_data;
-	call->timer =
-		session_attach(s, g_timeout_source_new(timeout_ms), session_on_call_timeout, call);
+	call->deadline_us = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
 	g_hash_table_insert(s->calls, GUINT_TO_POINTER(call->id), call);
+	session_arm_deadline(s, call->deadline_us);
 	return TRUE;
 }
 
-static gboolean session_on_call_timeout(gpointer data)
+/* The call in flight whose deadline comes first (the older on a tie), or
+ * NULL; *@next_us: its deadline. */
+static struct session_call *calls_first_deadline(struct vr_agent_session *s, gint64 *next_us)
 {
-	struct session_call *call = data;
-	struct vr_agent_session *s = session_ref(call->s);
+	struct session_call *first = NULL;
+	GHashTableIter it;
+	gpointer value;
+
+	g_hash_table_iter_init(&it, s->calls);
+	while (g_hash_table_iter_next(&it, NULL, &value)) {
+		struct session_call *call = value;
+
+		if (!first || call->deadline_us < first->deadline_us ||
+		    (call->deadline_us == first->deadline_us && call->id < first->id))
+			first = call;
+	}
+	if (first)
+		*next_us = first->deadline_us;
+	return first;
+}
+
+/* @call's deadline passed. FALSE when the session went down. */
+static gboolean session_call_timed_out(struct vr_agent_session *s, struct session_call *call)
+{
 	uint64_t gen = s->conn_gen;
 
 	s->counters.timeouts++;
 	if (call->hello) {
 		session_down(s, VR_AGENT_SESSION_ERROR_UNANSWERED,
 			     "the agent did not answer hello within %u ms", call->timeout_ms);
-		session_unref(s);
-		return G_SOURCE_REMOVE;
+		return FALSE;
 	}
 	late_add(s, call->id, call->command);
 	s->timeouts_in_row++;
@@ -746,9 +807,33 @@ static gboolean session_on_call_timeout(gpointer data)
 			      vr_proto_command_name(call->command), call->id, call->timeout_ms);
 	session_set_last_error(s, error->message);
 	call_finish(s, call, NULL, error);
-	if (!session_gone(s, gen) && s->timeouts_in_row >= s->limits.max_timeouts_in_row)
+	if (session_gone(s, gen))
+		return FALSE;
+	if (s->timeouts_in_row >= s->limits.max_timeouts_in_row) {
 		session_down(s, VR_AGENT_SESSION_ERROR_UNANSWERED,
 			     "the agent did not answer %u requests in a row", s->timeouts_in_row);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* The deadline timer: time out the calls whose deadline passed, oldest
+ * first, and arm it again for the next one. */
+static gboolean session_on_deadline(gpointer data)
+{
+	struct vr_agent_session *s = session_ref(data);
+	struct session_call *call;
+	gint64 next_us = 0;
+
+	g_source_unref(g_steal_pointer(&s->deadline_src)); /* returning REMOVE destroys it */
+	while ((call = calls_first_deadline(s, &next_us))) {
+		if (next_us > g_get_monotonic_time()) {
+			session_arm_deadline(s, next_us);
+			break;
+		}
+		if (!session_call_timed_out(s, call) || s->closed)
+			break;
+	}
 	session_unref(s);
 	return G_SOURCE_REMOVE;
 }
@@ -1168,6 +1253,7 @@ void vr_agent_session_free(struct vr_agent_session *s)
 	s->closed = TRUE;
 	session_disconnect(s);
 	source_clear(&s->retry_src);
+	source_clear(&s->deadline_src);
 	g_autofree char *message =
 		g_strdup_printf("domain %s: the session with the agent was freed", s->domain);
 	calls_fail_all(s, VR_AGENT_SESSION_ERROR_CANCELLED, message, FALSE, TRUE);

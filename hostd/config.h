@@ -142,6 +142,10 @@ const char *vr_host_access_source_name(enum vr_host_access_source_kind kind);
  *			 "credit-floor"): 10000 (100%) leaves the shares to the
  *			 fleet credit's judgement unbound, i.e. off; 1250 lets
  *			 it cut a domain that gives nothing back to an eighth.
+ * @fleet_pictures_per_tick: access pictures (agent get-regions) asked for
+ *			 per tick at most, 1..100000 (key "pictures-per-tick"):
+ *			 a larger fleet has each domain's picture refreshed
+ *			 every ceil(domains / this) ticks.
  * @default_priority:	 priority (0..100) of a domain whose metadata sets
  *			 none.
  * @default_actions:	 enum vr_domain_action bits (domain-xml.h) allowed on a domain whose
@@ -170,6 +174,7 @@ struct vr_daemon_config {
 	uint64_t fleet_quota_bytes;
 	uint64_t fleet_quota_reset_interval_ms;
 	uint32_t fleet_credit_floor_bp;
+	uint32_t fleet_pictures_per_tick;
 	uint32_t default_priority;
 	uint32_t default_actions;
 };

@@ -98,6 +98,11 @@ struct vr_manager {
 
 	guint tick_source;
 	uint64_t ticks;
+	/* This tick: refresh a domain's picture every picture_period ticks,
+	 * in turn by its place act_index among the managed domains (the
+	 * config's pictures-per-tick). */
+	guint picture_period;
+	guint act_index;
 	uint64_t reloads;
 	gint64 started_us;
 };
@@ -1200,7 +1205,10 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 		domain_call(m, d, &req, c);
 	}
 	agent_set_paused(m, d, d->user_paused);
-	if (!d->agent_paused) {
+	/* A domain without a picture asks for one at once; the others in
+	 * turn, at most pictures-per-tick of them each tick. */
+	if (!d->agent_paused && (!vr_access_source_agent_has_picture(d->source) ||
+				 (m->ticks + m->act_index) % m->picture_period == 0)) {
 		g_autoptr(GError) error = NULL;
 		if (!vr_access_source_agent_refresh(d->source, &error)) {
 			g_debug("%s: %s", d->name, error->message);
@@ -1405,6 +1413,7 @@ static gboolean tick(gpointer data)
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) doms = NULL;
 	g_autoptr(GPtrArray) gone = g_ptr_array_new();
+	guint budget;
 
 	m->ticks++;
 	manager_attach_qmp_all(m);
@@ -1431,9 +1440,12 @@ static gboolean tick(gpointer data)
 	/* decide */
 	decide(m, doms);
 	/* act */
+	budget = MAX(m->config->fleet_pictures_per_tick, 1);
+	m->picture_period = MAX(1, (doms->len + budget - 1) / budget);
 	for (guint i = 0; i < doms->len; i++) {
 		struct vr_domain *d = g_ptr_array_index(doms, i);
 		uint64_t t0 = thread_cpu_us();
+		m->act_index = i;
 		act_domain(m, d);
 		d->cpu_us += thread_cpu_us() - t0;
 	}

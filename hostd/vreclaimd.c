@@ -4,11 +4,13 @@
  * of systemd-oomd: arguments, the config, the manager, one GMainLoop;
  * SIGHUP reloads the config, SIGTERM and SIGINT stop.
  */
+#include <errno.h>
 #include <glib-unix.h>
 #include <glib.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "config.h"
 #include "manager.h"
@@ -26,6 +28,48 @@ enum {
 	VRD_EXIT_FAILED = 1,
 	VRD_EXIT_USAGE = 2
 };
+
+/* File descriptors the daemon needs besides its domains' (logs, libvirt,
+ * the control and metrics sockets and their clients, io_uring). */
+#define VRD_FDS_BASE 64
+/* And per --qmp domain: its QMP socket, its agent's, its /proc status, one
+ * spare for a reconnect. */
+#define VRD_FDS_PER_QMP 4
+
+/*
+ * Raise the soft RLIMIT_NOFILE to the hard one: a large fleet needs more
+ * descriptors than the usual soft 1024 (about 4 per domain; bench/
+ * fleet-scale runs 1000). When even the hard limit is short for the --qmp
+ * domains given, say so at the start, with the fix, rather than let some of
+ * them fail later with "Too many open files".
+ */
+static void raise_nofile(guint nr_qmp)
+{
+	struct rlimit rl;
+	rlim_t need = VRD_FDS_BASE + (rlim_t)VRD_FDS_PER_QMP * nr_qmp;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		g_warning("cannot read RLIMIT_NOFILE: %s", g_strerror(errno));
+		return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t was = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			g_warning("cannot raise RLIMIT_NOFILE from %llu to %llu: %s",
+				  (unsigned long long)was, (unsigned long long)rl.rlim_max,
+				  g_strerror(errno));
+			rl.rlim_cur = was;
+		}
+	}
+	g_debug("file descriptors: up to %llu (RLIMIT_NOFILE)", (unsigned long long)rl.rlim_cur);
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
+		g_warning("%u --qmp domains need about %llu file descriptors and RLIMIT_NOFILE "
+			  "allows %llu: some will fail with \"Too many open files\"; raise the "
+			  "limit (LimitNOFILE= in the systemd unit, ulimit -n)",
+			  nr_qmp, (unsigned long long)need, (unsigned long long)rl.rlim_cur);
+}
 
 static gboolean on_reload(gpointer data)
 {
@@ -131,6 +175,7 @@ int main(int argc, char **argv)
 			return VRD_EXIT_USAGE;
 		}
 	}
+	raise_nofile(qmp_sockets ? g_strv_length(qmp_sockets) : 0);
 	paths.run_dir = run_dir;
 	paths.procfs = procfs;
 	paths.sysfs = sysfs;

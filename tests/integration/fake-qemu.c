@@ -1,20 +1,43 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A fake QEMU for vreclaimd --qmp: a process that listens on a QMP socket
- * and answers what vreclaimd's probe and balloon action ask, as QEMU 7.2
- * does (a greeting, capabilities negotiation first, "\r\n" after each
- * message, the command's "id" in its reply), one client at a time. It has a
- * balloon, no agent port, and maps as much address space as the guest
- * memory it claims (a QEMU maps all of its guest's RAM; vreclaimd checks).
+ * The fake QEMU of the integration tests and of bench/fleet-scale: one
+ * process that plays one QEMU, or a whole fleet of them, for vreclaimd
+ * --qmp. Each fake domain has a QMP socket and answers what vreclaimd's
+ * probe and balloon action ask, as QEMU 7.2 does (a greeting, capabilities
+ * negotiation first, "\r\n" after each message, the command's "id" in its
+ * reply), one client at a time (QEMU's monitor takes one). It has a balloon
+ * and, with --agent, a virtio-serial port named org.vreclaim.agent.0 whose
+ * unix socket (server=on, beside the QMP socket) is answered as a guest
+ * agent would (common/protocol.h): hello, set-policy, get-regions (a
+ * picture of --regions regions over the guest's memory, cold ones ageing,
+ * hot ones accessed), get-stats, reclaim, pause, resume, and a report every
+ * report interval once a policy set one.
  *
- *   fake-qemu --socket PATH --name NAME --uuid UUID --record FILE
- *	       [--stall-file FILE]
+ * The process maps as much address space as the guest memory it claims (a
+ * QEMU maps all of its guest's RAM; vreclaimd checks), once for all its
+ * domains; they share its pid, and so its resident size.
  *
- * Each command's name is appended to the record file. While the stall file
- * exists, commands after the negotiation are answered as it says: "slow"
- * sends each reply a byte per second, "never" sends nothing (the fake keeps
- * reading until the client goes). It prints "ready" on stdout once it
- * listens, and runs until killed.
+ *   fake-qemu --socket PATH --name NAME --uuid UUID [--record FILE]
+ *	       [--stall-file FILE] [--agent] [--lie-about-memory] [options]
+ *   fake-qemu --fleet DIR --count N [--no-record] [--agent] [options]
+ *
+ * One domain: its QMP socket PATH, its agent socket PATH.agent. A fleet:
+ * domain i (0..N-1) is named fleet-NNNN (i, four digits), with UUID
+ * f1ee0000-0000-4000-8000-NNNNNNNNNNNN and its files in DIR/fleet-NNNN/:
+ * qmp.sock, agent.sock and commands.txt.
+ *
+ * Each command's name is appended to the record file, one a line: QMP
+ * commands as they are named, agent requests as "agent:NAME". While the
+ * stall file exists, QMP commands after the negotiation are answered as it
+ * says: "slow" sends each reply a byte per second, "never" sends nothing
+ * (the fake keeps reading until the client goes). --lie-about-memory claims
+ * twice the memory the process maps (VmSize). --stats FILE: every second,
+ * what the fleet was asked so far ("NAME COUNT" lines; see write_stats()).
+ *
+ * It prints "ready" on stdout once every socket listens, and runs until
+ * killed; it dies with the process that started it. A single epoll loop
+ * serves every socket: a fleet of 1000 needs 4000 descriptors, and the fake
+ * raises its own RLIMIT_NOFILE to what it needs (or says it cannot).
  */
 #define _GNU_SOURCE
 
@@ -22,31 +45,137 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <json.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-/* The guest memory it claims, bytes. */
-#define FAKE_MEMORY_BYTES (512ULL << 20)
+#include "protocol.h"
 
 /* The slow mode's pause between two bytes, us. */
 #define SLOW_BYTE_US G_USEC_PER_SEC
+
+/* How often the loop wakes without I/O (reports, slow bytes, stats), ms. */
+#define LOOP_TICK_MS 20
+
+/* The picture's intervals, us: DAMON's defaults. */
+#define SAMPLE_US 5000
+#define AGGR_US	  100000
 
 #define GREETING                                                                                   \
 	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, \"minor\": 2, \"major\": 7}, "          \
 	"\"package\": \"\"}, \"capabilities\": [\"oob\"]}}\r\n"
 
-/* The devices' QOM containers: no virtio-serial port. */
-#define EMPTY_CONTAINER "[{\"name\": \"type\", \"type\": \"string\"}]"
+/* The agent's port and its chardev. */
+#define AGENT_PORT    "vr-agent"
+#define AGENT_CHARDEV "charchannel0"
 
-static char *opt_socket, *opt_name, *opt_uuid, *opt_record, *opt_stall;
-static int record_fd = -1;
+/* The counters of --stats: QMP commands, agent requests, reports. */
+enum counter {
+	CNT_QMP,
+	CNT_QMP_CONNECTS,
+	CNT_AGENT_CONNECTS,
+	CNT_REPORTS,
+	CNT_AGENT_FIRST, /* + enum vr_proto_command */
+	NR_COUNTERS = CNT_AGENT_FIRST + VR_PROTO_RESUME + 1,
+};
+
+enum kind {
+	QMP_LISTEN,
+	AGENT_LISTEN,
+	QMP_CONN,
+	AGENT_CONN,
+};
+
+struct domain;
+
+/**
+ * struct endpoint - what one descriptor in the epoll set is.
+ * @kind:	a listening socket or a connection, QMP or agent.
+ * @fd:		the descriptor.
+ * @d:		its domain.
+ */
+struct endpoint {
+	enum kind kind;
+	int fd;
+	struct domain *d;
+};
+
+/**
+ * struct conn - a client on a domain's QMP or agent socket.
+ * @ep:		its descriptor (first: epoll hands back &ep).
+ * @in:		bytes read and not yet taken as lines (QMP).
+ * @reader:	the agent's line reader (agent).
+ * @out, @out_off: what is to be sent, and how much of it went.
+ * @slow:	@out goes a byte per second; @next_byte_us: the next one's time.
+ * @draining:	the "never" stall: read everything, answer nothing.
+ * @negotiated:	QMP capabilities negotiated.
+ * @want_out:	EPOLLOUT is in its events.
+ */
+struct conn {
+	struct endpoint ep;
+	GString *in;
+	struct vr_proto_reader *reader;
+	GString *out;
+	gsize out_off;
+	gboolean slow;
+	gint64 next_byte_us;
+	gboolean draining;
+	gboolean negotiated;
+	gboolean want_out;
+};
+
+/**
+ * struct domain - one fake QEMU and its guest's agent.
+ * @index:	its number in the fleet.
+ * @name, @uuid: what QMP says of it.
+ * @qmp_path, @agent_path: its sockets; @agent_path NULL without --agent.
+ * @stall_path:	its stall file, or NULL.
+ * @record_fd:	where its commands are recorded, -1 for nowhere.
+ * @qmp_listen, @agent_listen: the listening sockets.
+ * @qmp, @agent: their client, NULL without one.
+ * @report_interval_ms: the agent's report interval, 0 for none.
+ * @next_report_us, @seq: the next report's time and number.
+ * @paused:	the host paused the agent.
+ * @reclaimed_bytes: what the agent's reclaim commands gave back.
+ * @get_regions: get-regions it answered (for --stats).
+ */
+struct domain {
+	guint index;
+	char *name;
+	char *uuid;
+	char *qmp_path;
+	char *agent_path;
+	char *stall_path;
+	int record_fd;
+	struct endpoint qmp_listen;
+	struct endpoint agent_listen;
+	struct conn *qmp;
+	struct conn *agent;
+	uint64_t report_interval_ms;
+	gint64 next_report_us;
+	uint64_t seq;
+	gboolean paused;
+	uint64_t reclaimed_bytes;
+	uint64_t get_regions;
+};
+
+static char *opt_socket, *opt_name, *opt_uuid, *opt_record, *opt_stall, *opt_fleet, *opt_stats;
+static gint opt_count = 0, opt_regions = 300, opt_memory_mib = 0;
+static gboolean opt_agent, opt_no_record, opt_lie;
+
+static int epfd = -1;
+static struct domain *domains;
+static guint nr_domains;
+static uint64_t counters[NR_COUNTERS];
+static gint64 started_us;
+static uint64_t memory_bytes;
 
 enum stall {
 	STALL_NONE,
@@ -54,68 +183,254 @@ enum stall {
 	STALL_NEVER,
 };
 
-static enum stall stall_mode(void)
+static G_NORETURN void die(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+static G_NORETURN void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("fake-qemu: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static enum stall stall_mode(const struct domain *d)
 {
 	g_autofree char *text = NULL;
 
-	if (!opt_stall || !g_file_get_contents(opt_stall, &text, NULL, NULL))
+	if (!d->stall_path || !g_file_get_contents(d->stall_path, &text, NULL, NULL))
 		return STALL_NONE;
 	g_strstrip(text);
 	return !strcmp(text, "never") ? STALL_NEVER : STALL_SLOW;
 }
 
-/* Send @text, a byte per second when @slow. FALSE when the client went. */
-static gboolean send_text(int fd, const char *text, gboolean slow)
+static void record(const struct domain *d, const char *prefix, const char *name)
 {
-	size_t len = strlen(text);
+	g_autofree char *rec = NULL;
 
-	for (size_t off = 0; off < len;) {
-		ssize_t n = send(fd, text + off, slow ? 1 : len - off, MSG_NOSIGNAL);
+	if (d->record_fd < 0)
+		return;
+	rec = g_strdup_printf("%s%s\n", prefix, name);
+	if (write(d->record_fd, rec, strlen(rec)) < 0)
+		die("cannot record to the record file of %s: %s", d->name, g_strerror(errno));
+}
 
+/* ---- the epoll set ---- */
+
+static void ep_add(struct endpoint *ep, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ep };
+
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ep->fd, &ev) < 0)
+		die("epoll_ctl: %s", g_strerror(errno));
+}
+
+static void ep_mod(struct endpoint *ep, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ep };
+
+	if (epoll_ctl(epfd, EPOLL_CTL_MOD, ep->fd, &ev) < 0)
+		die("epoll_ctl: %s", g_strerror(errno));
+}
+
+static void ep_del(struct endpoint *ep)
+{
+	epoll_ctl(epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		die("socket path %s is too long (at most %zu bytes)", path,
+		    sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
+		die("cannot listen on %s: %s", path, g_strerror(errno));
+	return fd;
+}
+
+/* ---- connections ---- */
+
+static void conn_close(struct conn *c)
+{
+	struct domain *d = c->ep.d;
+	gboolean qmp = c->ep.kind == QMP_CONN;
+
+	ep_del(&c->ep);
+	close(c->ep.fd);
+	if (c->in)
+		g_string_free(c->in, TRUE);
+	if (c->reader)
+		vr_proto_reader_free(c->reader);
+	g_string_free(c->out, TRUE);
+	g_free(c);
+	/* The next client waits in the backlog until now, as with QEMU. */
+	if (qmp) {
+		d->qmp = NULL;
+		ep_add(&d->qmp_listen, EPOLLIN);
+	} else {
+		d->agent = NULL;
+		d->report_interval_ms = 0;
+		ep_add(&d->agent_listen, EPOLLIN);
+	}
+}
+
+static gboolean conn_idle(const struct conn *c)
+{
+	return c->out_off == c->out->len;
+}
+
+/* Send what can go now (one byte when slow and due). FALSE when the client
+ * went and @c was closed. */
+static gboolean conn_flush(struct conn *c)
+{
+	gboolean want;
+
+	while (!conn_idle(c)) {
+		gsize len = c->out->len - c->out_off;
+		ssize_t n;
+
+		if (c->slow) {
+			if (g_get_monotonic_time() < c->next_byte_us)
+				break;
+			len = 1;
+		}
+		n = send(c->ep.fd, c->out->str + c->out_off, len, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			conn_close(c);
 			return FALSE;
-		off += (size_t)n;
-		if (slow && off < len)
-			g_usleep(SLOW_BYTE_US);
+		}
+		c->out_off += (gsize)n;
+		if (c->slow)
+			c->next_byte_us = g_get_monotonic_time() + SLOW_BYTE_US;
+	}
+	if (conn_idle(c)) {
+		g_string_truncate(c->out, 0);
+		c->out_off = 0;
+		c->slow = FALSE;
+	}
+	want = !conn_idle(c) && !c->slow;
+	if (want != c->want_out) {
+		c->want_out = want;
+		ep_mod(&c->ep, EPOLLIN | (want ? EPOLLOUT : 0));
 	}
 	return TRUE;
 }
 
-/* The "return" text of @name after negotiation, or NULL (an error). */
-static char *lookup(const char *name, json_object *args)
+static struct conn *conn_accept(struct endpoint *listener, enum kind kind)
 {
-	json_object *path = NULL;
+	int fd = accept4(listener->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	struct conn *c;
 
+	if (fd < 0) {
+		if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+			return NULL;
+		die("accept: %s", g_strerror(errno));
+	}
+	c = g_new0(struct conn, 1);
+	c->ep = (struct endpoint){ .kind = kind, .fd = fd, .d = listener->d };
+	c->out = g_string_new(NULL);
+	/* One client at a time: the listener rests until it goes. */
+	ep_del(listener);
+	ep_add(&c->ep, EPOLLIN);
+	return c;
+}
+
+/* ---- QMP ---- */
+
+/* The "return" text of @name after negotiation, or NULL with *@cls and
+ * *@desc for a QMP error. */
+static char *qmp_lookup(const struct domain *d, const char *name, json_object *args,
+			const char **cls, const char **desc)
+{
+	json_object *path = NULL, *prop = NULL;
+	const char *p = NULL, *property = NULL;
+
+	if (args && json_object_object_get_ex(args, "path", &path) &&
+	    json_object_is_type(path, json_type_string))
+		p = json_object_get_string(path);
+	if (args && json_object_object_get_ex(args, "property", &prop) &&
+	    json_object_is_type(prop, json_type_string))
+		property = json_object_get_string(prop);
 	if (!strcmp(name, "query-name"))
-		return g_strdup_printf("{\"name\": \"%s\"}", opt_name);
+		return g_strdup_printf("{\"name\": \"%s\"}", d->name);
 	if (!strcmp(name, "query-uuid"))
-		return g_strdup_printf("{\"UUID\": \"%s\"}", opt_uuid);
-	if (!strcmp(name, "query-memory-size-summary"))
-		return g_strdup_printf("{\"base-memory\": %llu, \"plugged-memory\": 0}",
-				       FAKE_MEMORY_BYTES);
+		return g_strdup_printf("{\"UUID\": \"%s\"}", d->uuid);
+	if (!strcmp(name, "query-memory-size-summary")) {
+		uint64_t claim = memory_bytes;
+
+		if (opt_lie) {
+			g_autofree char *status = NULL;
+			const char *vm_size;
+
+			if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL) ||
+			    !(vm_size = strstr(status, "VmSize:")))
+				die("cannot read VmSize from /proc/self/status");
+			claim = g_ascii_strtoull(vm_size + 7, NULL, 10) * 2048;
+		}
+		return g_strdup_printf(
+			"{\"base-memory\": %" G_GUINT64_FORMAT ", \"plugged-memory\": 0}", claim);
+	}
+	/* The balloon is not inflated: all of the guest's memory is in it. */
 	if (!strcmp(name, "query-balloon"))
-		return g_strdup_printf("{\"actual\": %llu}", FAKE_MEMORY_BYTES);
-	if (!strcmp(name, "query-chardev"))
-		return g_strdup("[{\"frontend-open\": true, \"filename\": \"pty:/dev/pts/7\", "
-				"\"label\": \"serial0\"}]");
+		return g_strdup_printf("{\"actual\": %" G_GUINT64_FORMAT "}", memory_bytes);
 	if (!strcmp(name, "balloon"))
 		return g_strdup("{}");
-	if (!strcmp(name, "qom-list") && args && json_object_object_get_ex(args, "path", &path) &&
-	    json_object_is_type(path, json_type_string) &&
-	    g_str_has_prefix(json_object_get_string(path), "/machine/peripheral"))
-		return g_strdup(EMPTY_CONTAINER);
+	if (!strcmp(name, "query-chardev")) {
+		if (!d->agent_path)
+			return g_strdup("[{\"frontend-open\": true, \"filename\": "
+					"\"pty:/dev/pts/7\", \"label\": \"serial0\"}]");
+		return g_strdup_printf("[{\"frontend-open\": true, \"filename\": "
+				       "\"pty:/dev/pts/7\", \"label\": \"serial0\"}, "
+				       "{\"frontend-open\": true, \"filename\": "
+				       "\"unix:%s,server=on\", \"label\": \"" AGENT_CHARDEV "\"}]",
+				       d->agent_path);
+	}
+	if (!strcmp(name, "qom-list")) {
+		/* A QEMU 7.2 container lists its "type" property and its devices. */
+		if (p && !strcmp(p, "/machine/peripheral") && d->agent_path)
+			return g_strdup("[{\"name\": \"type\", \"type\": \"string\"}, "
+					"{\"name\": \"" AGENT_PORT "\", \"type\": "
+					"\"child<virtserialport>\"}]");
+		if (p &&
+		    (!strcmp(p, "/machine/peripheral") || !strcmp(p, "/machine/peripheral-anon")))
+			return g_strdup("[{\"name\": \"type\", \"type\": \"string\"}]");
+		*cls = "DeviceNotFound";
+		*desc = "the fake QEMU has no such QOM path";
+		return NULL;
+	}
+	if (!strcmp(name, "qom-get") && d->agent_path && p &&
+	    !strcmp(p, "/machine/peripheral/" AGENT_PORT) && property) {
+		if (!strcmp(property, "name"))
+			return g_strdup("\"org.vreclaim.agent.0\"");
+		if (!strcmp(property, "chardev"))
+			return g_strdup("\"" AGENT_CHARDEV "\"");
+	}
+	*cls = "CommandNotFound";
+	*desc = "the fake QEMU does not know this command";
 	return NULL;
 }
 
 /* The reply line to @line (owned); *@command_out: whether it was a command
  * after negotiation. */
-static char *answer(const char *line, gboolean *negotiated, gboolean *command_out)
+static char *qmp_answer(struct conn *c, const char *line, gboolean *command_out)
 {
+	struct domain *d = c->ep.d;
 	json_object *cmd = json_tokener_parse(line);
 	json_object *reply = json_object_new_object();
 	json_object *exec = NULL, *id = NULL, *args = NULL;
+	const char *cls = "GenericError", *desc = "QMP input must be an object with \"execute\"";
 	g_autofree char *ret = NULL;
 	const char *name = NULL;
 	char *out;
@@ -129,16 +444,20 @@ static char *answer(const char *line, gboolean *negotiated, gboolean *command_ou
 		json_object_object_get_ex(cmd, "arguments", &args);
 	}
 	if (name) {
-		g_autofree char *rec = g_strdup_printf("%s\n", name);
-
-		if (write(record_fd, rec, strlen(rec)) < 0)
-			_exit(3);
-		if (!*negotiated && !strcmp(name, "qmp_capabilities")) {
-			*negotiated = TRUE;
-			ret = g_strdup("{}");
-		} else if (*negotiated) {
+		record(d, "", name);
+		counters[CNT_QMP]++;
+		if (!c->negotiated) {
+			if (!strcmp(name, "qmp_capabilities")) {
+				c->negotiated = TRUE;
+				ret = g_strdup("{}");
+			} else {
+				cls = "CommandNotFound";
+				desc = "Expecting capabilities negotiation with "
+				       "'qmp_capabilities'";
+			}
+		} else {
 			*command_out = TRUE;
-			ret = lookup(name, args);
+			ret = qmp_lookup(d, name, args, &cls, &desc);
 		}
 	}
 	if (ret) {
@@ -146,9 +465,8 @@ static char *answer(const char *line, gboolean *negotiated, gboolean *command_ou
 	} else {
 		json_object *err = json_object_new_object();
 
-		json_object_object_add(err, "class", json_object_new_string("CommandNotFound"));
-		json_object_object_add(err, "desc",
-				       json_object_new_string("the fake QEMU does not know this"));
+		json_object_object_add(err, "class", json_object_new_string(cls));
+		json_object_object_add(err, "desc", json_object_new_string(desc));
 		json_object_object_add(reply, "error", err);
 	}
 	if (id)
@@ -160,114 +478,466 @@ static char *answer(const char *line, gboolean *negotiated, gboolean *command_ou
 	return out;
 }
 
-/* Read until the client goes (the "never" stall). */
-static void drain(int fd)
+/* Answer the lines @c has, one at a time: the next is read only once the
+ * last reply went (a slow reply holds the rest back, as a blocked QEMU
+ * would). FALSE when @c was closed. */
+static gboolean qmp_serve(struct conn *c)
 {
-	char buf[4096];
+	char *nl;
+
+	while (!c->draining && conn_idle(c) && (nl = memchr(c->in->str, '\n', c->in->len))) {
+		g_autofree char *line = g_strndup(c->in->str, (gsize)(nl - c->in->str));
+		g_autofree char *reply = NULL;
+		gboolean command;
+		enum stall mode;
+
+		g_string_erase(c->in, 0, nl - c->in->str + 1);
+		if (strspn(line, " \t\r") == strlen(line))
+			continue;
+		reply = qmp_answer(c, line, &command);
+		mode = command ? stall_mode(c->ep.d) : STALL_NONE;
+		if (mode == STALL_NEVER) {
+			c->draining = TRUE;
+			break;
+		}
+		g_string_append(c->out, reply);
+		c->slow = mode == STALL_SLOW;
+		c->next_byte_us = 0;
+		if (!conn_flush(c))
+			return FALSE;
+	}
+	if (c->draining)
+		g_string_truncate(c->in, 0);
+	return TRUE;
+}
+
+/* ---- the agent ---- */
+
+/* A 32-bit mix of @a and @b: the picture's pseudo-random layout. */
+static guint32 mix(guint32 a, guint32 b)
+{
+	guint32 h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u);
+
+	h ^= h >> 15;
+	h *= 0x2c1b3c6du;
+	h ^= h >> 12;
+	return h;
+}
+
+/* The agent's stats now: a guest with a fifth of its memory free. */
+static void agent_stats(const struct domain *d, struct vr_agent_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	g_strlcpy(st->backend, "damon", sizeof(st->backend));
+	st->paused = d->paused;
+	st->uptime_ms = (uint64_t)(g_get_monotonic_time() - started_us) / 1000;
+	st->mem_total_bytes = memory_bytes;
+	st->mem_free_bytes = memory_bytes / 5;
+	st->swap_total_bytes = 1ULL << 30;
+	st->swap_free_bytes = 1ULL << 30;
+	st->free_page_reporting = TRUE;
+}
+
+/*
+ * The access picture now, @max regions at most: the guest's memory in
+ * --regions regions of uneven sizes; a quarter of them hot (accessed in most
+ * samples, young), the rest cold and ageing an aggregation interval per
+ * 100 ms. Which ones are hot changes every 10 s.
+ */
+static void agent_picture(const struct domain *d, guint max, struct vr_proto_regions *r)
+{
+	guint n = MIN((guint)opt_regions, max);
+	uint64_t pages = memory_bytes / 4096, weight = 0, at = 0, acc = 0;
+	gint64 ms = (g_get_monotonic_time() - started_us) / 1000;
+	guint32 epoch = (guint32)(ms / 10000);
+	guint32 weights[VR_PROTO_MAX_REGIONS];
+
+	r->sample_interval_us = SAMPLE_US;
+	r->aggr_interval_us = AGGR_US;
+	r->regions = g_array_sized_new(FALSE, FALSE, sizeof(struct vr_agent_region), n);
+	for (guint i = 0; i < n; i++) {
+		weights[i] = 1 + mix(d->index, i) % 4;
+		weight += weights[i];
+	}
+	for (guint i = 0; i < n; i++) {
+		struct vr_agent_region reg = { 0 };
+		gboolean hot = mix(d->index ^ epoch, i + 1000) % 4 == 0;
+
+		acc += weights[i];
+		reg.start = at * 4096;
+		at = i + 1 == n ? pages : pages * acc / weight;
+		reg.end = at * 4096;
+		reg.nr_accesses = hot ? 5 + mix(i, epoch) % (AGGR_US / SAMPLE_US - 4) : 0;
+		reg.age = hot ? mix(i, d->index) % 20 : (guint32)(600 + ms / 100);
+		if (reg.end > reg.start)
+			g_array_append_val(r->regions, reg);
+	}
+}
+
+static void agent_send(struct conn *c, char *line)
+{
+	g_string_append(c->out, line);
+	g_free(line);
+}
+
+static void agent_answer(struct conn *c, const char *line, gsize len)
+{
+	struct domain *d = c->ep.d;
+	g_auto(vr_proto_request) req = { 0 };
+	g_autoptr(GError) error = NULL;
+	struct vr_agent_stats st;
+
+	if (!vr_proto_decode_request(line, len, &req, &error)) {
+		agent_send(c, vr_proto_encode_gerror(req.id, error));
+		return;
+	}
+	record(d, "agent:", vr_proto_command_name(req.command));
+	counters[CNT_AGENT_FIRST + req.command]++;
+	switch (req.command) {
+	case VR_PROTO_HELLO: {
+		struct vr_proto_hello h = { .version = 1, .nr_backends = 1 };
+
+		g_strlcpy(h.agent, "fake-qemu", sizeof(h.agent));
+		g_strlcpy(h.kernel, "6.1.0-fake", sizeof(h.kernel));
+		g_strlcpy(h.backends[0], "damon", sizeof(h.backends[0]));
+		g_strlcpy(h.backend, "damon", sizeof(h.backend));
+		h.free_page_reporting = TRUE;
+		h.has_reporting_order = TRUE;
+		h.reporting_order = 9;
+		agent_send(c, vr_proto_encode_hello(req.id, &h));
+		break;
+	}
+	case VR_PROTO_SET_POLICY:
+		if (req.set_policy.has_report_interval) {
+			d->report_interval_ms = req.set_policy.report_interval_ms;
+			d->next_report_us =
+				g_get_monotonic_time() + (gint64)d->report_interval_ms * 1000;
+		}
+		agent_send(c, vr_proto_encode_empty(req.id));
+		break;
+	case VR_PROTO_RECLAIM: {
+		struct vr_proto_reclaim_result res = {
+			.reclaimed_bytes = MIN(req.reclaim.bytes, memory_bytes / 100),
+			.elapsed_ms = 1,
+		};
+
+		d->reclaimed_bytes += res.reclaimed_bytes;
+		agent_send(c, vr_proto_encode_reclaim_result(req.id, &res));
+		break;
+	}
+	case VR_PROTO_GET_STATS:
+		agent_stats(d, &st);
+		agent_send(c, vr_proto_encode_stats(req.id, &st));
+		break;
+	case VR_PROTO_GET_REGIONS: {
+		g_auto(vr_proto_regions) pic = { 0 };
+
+		agent_picture(d, req.get_regions.max, &pic);
+		d->get_regions++;
+		agent_send(c, vr_proto_encode_regions(req.id, &pic));
+		break;
+	}
+	case VR_PROTO_PAUSE:
+	case VR_PROTO_RESUME:
+		d->paused = req.command == VR_PROTO_PAUSE;
+		agent_send(c, vr_proto_encode_empty(req.id));
+		break;
+	}
+}
+
+/* Answer every line @c has. FALSE when @c was closed. */
+static gboolean agent_serve(struct conn *c)
+{
+	for (;;) {
+		g_autoptr(GError) error = NULL;
+		char *line = NULL;
+		gsize len = 0;
+
+		if (!vr_proto_reader_next(c->reader, &line, &len, &error)) {
+			agent_send(c, vr_proto_encode_gerror(0, error));
+			continue;
+		}
+		if (!line)
+			break;
+		agent_answer(c, line, len);
+		g_free(line);
+	}
+	return conn_flush(c);
+}
+
+/* The reports that are due. */
+static void agent_reports(gint64 now)
+{
+	for (guint i = 0; i < nr_domains; i++) {
+		struct domain *d = &domains[i];
+		struct vr_agent_stats st;
+
+		if (!d->agent || !d->report_interval_ms || now < d->next_report_us)
+			continue;
+		d->next_report_us += (gint64)d->report_interval_ms * 1000;
+		if (d->next_report_us < now)
+			d->next_report_us = now + (gint64)d->report_interval_ms * 1000;
+		agent_stats(d, &st);
+		agent_send(d->agent, vr_proto_encode_report(d->seq++, &st));
+		counters[CNT_REPORTS]++;
+		conn_flush(d->agent);
+	}
+}
+
+/* ---- the loop ---- */
+
+static void on_readable(struct conn *c)
+{
+	char buf[65536];
 
 	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		ssize_t n = recv(c->ep.fd, buf, sizeof(buf), 0);
 
-		if (n > 0 || (n < 0 && errno == EINTR))
+		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			conn_close(c);
+			return;
+		}
+		if (c->ep.kind == QMP_CONN) {
+			if (!c->draining)
+				g_string_append_len(c->in, buf, n);
+		} else {
+			vr_proto_reader_feed(c->reader, buf, (gsize)n);
+		}
+		if ((size_t)n < sizeof(buf))
+			break;
+	}
+	if (c->ep.kind == QMP_CONN)
+		qmp_serve(c);
+	else
+		agent_serve(c);
+}
+
+static void on_event(struct endpoint *ep, uint32_t events)
+{
+	struct domain *d = ep->d;
+	struct conn *c;
+
+	switch (ep->kind) {
+	case QMP_LISTEN:
+		if (d->qmp || !(c = conn_accept(ep, QMP_CONN)))
+			return;
+		d->qmp = c;
+		c->in = g_string_new(NULL);
+		counters[CNT_QMP_CONNECTS]++;
+		g_string_append(c->out, GREETING);
+		conn_flush(c);
+		return;
+	case AGENT_LISTEN:
+		if (d->agent || !(c = conn_accept(ep, AGENT_CONN)))
+			return;
+		d->agent = c;
+		c->reader = vr_proto_reader_new();
+		counters[CNT_AGENT_CONNECTS]++;
+		return;
+	case QMP_CONN:
+	case AGENT_CONN:
+		c = (struct conn *)ep;
+		if (events & EPOLLOUT) {
+			if (!conn_flush(c))
+				return;
+			if (c->ep.kind == QMP_CONN && conn_idle(c) && !qmp_serve(c))
+				return;
+		}
+		if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			on_readable(c);
 		return;
 	}
 }
 
-static void session(int fd)
+/* The slow replies' bytes that are due. */
+static void slow_bytes(void)
 {
-	g_autoptr(GString) in = g_string_new(NULL);
-	gboolean negotiated = FALSE;
+	for (guint i = 0; i < nr_domains; i++) {
+		struct conn *c = domains[i].qmp;
 
-	if (!send_text(fd, GREETING, FALSE))
+		if (c && c->slow && conn_flush(c) && conn_idle(c))
+			qmp_serve(c);
+	}
+}
+
+/*
+ * --stats: "NAME COUNT" lines, written whole (rename) every second: qmp
+ * (commands), qmp-connects, agent-connects, reports, agent:COMMAND for each
+ * agent command, and domains-with-regions (domains asked for get-regions at
+ * least once) and min-get-regions (the fewest get-regions a domain got).
+ */
+static void write_stats(void)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	g_autoptr(GError) error = NULL;
+	uint64_t least = G_MAXUINT64;
+	guint with = 0;
+
+	g_string_append_printf(s, "qmp %" G_GUINT64_FORMAT "\n", counters[CNT_QMP]);
+	g_string_append_printf(s, "qmp-connects %" G_GUINT64_FORMAT "\n",
+			       counters[CNT_QMP_CONNECTS]);
+	g_string_append_printf(s, "agent-connects %" G_GUINT64_FORMAT "\n",
+			       counters[CNT_AGENT_CONNECTS]);
+	g_string_append_printf(s, "reports %" G_GUINT64_FORMAT "\n", counters[CNT_REPORTS]);
+	for (int cmd = 0; cmd <= VR_PROTO_RESUME; cmd++)
+		g_string_append_printf(s, "agent:%s %" G_GUINT64_FORMAT "\n",
+				       vr_proto_command_name(cmd), counters[CNT_AGENT_FIRST + cmd]);
+	for (guint i = 0; i < nr_domains; i++) {
+		least = MIN(least, domains[i].get_regions);
+		with += domains[i].get_regions > 0;
+	}
+	g_string_append_printf(s, "domains %u\n", nr_domains);
+	g_string_append_printf(s, "domains-with-regions %u\n", with);
+	g_string_append_printf(s, "min-get-regions %" G_GUINT64_FORMAT "\n", least);
+	if (!g_file_set_contents(opt_stats, s->str, (gssize)s->len, &error))
+		die("%s", error->message);
+}
+
+/* RLIMIT_NOFILE raised to what @need descriptors take, or die saying so. */
+static void raise_nofile(rlim_t need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("getrlimit: %s", g_strerror(errno));
+	if (rl.rlim_cur >= need)
 		return;
-	for (;;) {
-		char buf[65536];
-		char *nl;
-		ssize_t n;
+	if (rl.rlim_max < need)
+		rl.rlim_max = need; /* works with CAP_SYS_RESOURCE */
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("a fleet of %u domains needs %llu file descriptors, and RLIMIT_NOFILE cannot "
+		    "go that high: %s",
+		    nr_domains, (unsigned long long)need, g_strerror(errno));
+}
 
-		while ((nl = memchr(in->str, '\n', in->len))) {
-			g_autofree char *line = g_strndup(in->str, (gsize)(nl - in->str));
-			g_autofree char *reply = NULL;
-			gboolean command;
-			enum stall mode;
-
-			g_string_erase(in, 0, nl - in->str + 1);
-			if (strspn(line, " \t\r") == strlen(line))
-				continue;
-			reply = answer(line, &negotiated, &command);
-			mode = command ? stall_mode() : STALL_NONE;
-			if (mode == STALL_NEVER) {
-				drain(fd);
-				return;
-			}
-			if (!send_text(fd, reply, mode == STALL_SLOW))
-				return;
-		}
-		n = recv(fd, buf, sizeof(buf), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		g_string_append_len(in, buf, n);
+static void domain_init(struct domain *d, guint index, const char *name, const char *uuid,
+			const char *qmp_path, const char *agent_path, const char *record_path,
+			const char *stall_path)
+{
+	d->index = index;
+	d->name = g_strdup(name);
+	d->uuid = g_strdup(uuid);
+	d->qmp_path = g_strdup(qmp_path);
+	d->agent_path = g_strdup(agent_path);
+	d->stall_path = g_strdup(stall_path);
+	d->record_fd = -1;
+	if (record_path) {
+		d->record_fd = open(record_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (d->record_fd < 0)
+			die("cannot open %s: %s", record_path, g_strerror(errno));
+	}
+	d->qmp_listen = (struct endpoint){ QMP_LISTEN, listen_on(qmp_path), d };
+	ep_add(&d->qmp_listen, EPOLLIN);
+	if (agent_path) {
+		d->agent_listen = (struct endpoint){ AGENT_LISTEN, listen_on(agent_path), d };
+		ep_add(&d->agent_listen, EPOLLIN);
 	}
 }
 
 int main(int argc, char **argv)
 {
 	GOptionEntry entries[] = {
-		{ "socket", 0, 0, G_OPTION_ARG_FILENAME, &opt_socket, "the QMP socket", "PATH" },
-		{ "name", 0, 0, G_OPTION_ARG_STRING, &opt_name, "the guest's name", "NAME" },
-		{ "uuid", 0, 0, G_OPTION_ARG_STRING, &opt_uuid, "the guest's UUID", "UUID" },
-		{ "record", 0, 0, G_OPTION_ARG_FILENAME, &opt_record, "where commands are recorded",
-		  "FILE" },
+		{ "socket", 0, 0, G_OPTION_ARG_FILENAME, &opt_socket, "one QEMU: its QMP socket",
+		  "PATH" },
+		{ "name", 0, 0, G_OPTION_ARG_STRING, &opt_name, "one QEMU: the guest's name",
+		  "NAME" },
+		{ "uuid", 0, 0, G_OPTION_ARG_STRING, &opt_uuid, "one QEMU: the guest's UUID",
+		  "UUID" },
+		{ "record", 0, 0, G_OPTION_ARG_FILENAME, &opt_record,
+		  "one QEMU: where commands are recorded", "FILE" },
 		{ "stall-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_stall,
-		  "stall while this file exists (\"slow\" or \"never\")", "FILE" },
+		  "one QEMU: stall while this file exists (\"slow\" or \"never\")", "FILE" },
+		{ "fleet", 0, 0, G_OPTION_ARG_FILENAME, &opt_fleet,
+		  "a fleet: its domains' folders go here", "DIR" },
+		{ "count", 0, 0, G_OPTION_ARG_INT, &opt_count, "a fleet: how many domains", "N" },
+		{ "no-record", 0, 0, G_OPTION_ARG_NONE, &opt_no_record,
+		  "a fleet: record no commands", NULL },
+		{ "agent", 0, 0, G_OPTION_ARG_NONE, &opt_agent,
+		  "each domain has an agent port and answers as its agent", NULL },
+		{ "regions", 0, 0, G_OPTION_ARG_INT, &opt_regions,
+		  "regions in the agent's picture (1..512, default 300)", "N" },
+		{ "memory-mib", 0, 0, G_OPTION_ARG_INT, &opt_memory_mib,
+		  "each guest's memory, MiB (default 2048; 512 for one QEMU)", "MIB" },
+		{ "lie-about-memory", 0, 0, G_OPTION_ARG_NONE, &opt_lie,
+		  "claim twice the memory the process maps", NULL },
+		{ "stats", 0, 0, G_OPTION_ARG_FILENAME, &opt_stats,
+		  "write what was asked here every second", "FILE" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- a fake QEMU for vreclaimd --qmp");
 	g_autoptr(GError) error = NULL;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int listen_fd;
+	gint64 next_stats_us = 0;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		fprintf(stderr, "fake-qemu: %s\n", error->message);
-		return 2;
-	}
-	if (!opt_socket || !opt_name || !opt_uuid || !opt_record ||
-	    strlen(opt_socket) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "fake-qemu: --socket (short), --name, --uuid and --record are "
-				"needed\n");
-		return 2;
-	}
+	if (!g_option_context_parse(ctx, &argc, &argv, &error))
+		die("%s", error->message);
+	if (opt_fleet ? (opt_socket || opt_name || opt_uuid || opt_record || opt_stall ||
+			 opt_count < 1 || opt_count > 100000) :
+			(!opt_socket || !opt_name || !opt_uuid || opt_count || opt_no_record))
+		die("give either --socket, --name and --uuid (one QEMU), or --fleet and --count "
+		    "(1..100000)");
+	if (opt_regions < 1 || opt_regions > VR_PROTO_MAX_REGIONS)
+		die("--regions must be 1..%d (got %d)", VR_PROTO_MAX_REGIONS, opt_regions);
+	if (!opt_memory_mib)
+		opt_memory_mib = opt_fleet ? 2048 : 512;
+	if (opt_memory_mib < 64 || opt_memory_mib > 1024 * 1024)
+		die("--memory-mib must be 64..1048576 (got %d)", opt_memory_mib);
+	memory_bytes = (uint64_t)opt_memory_mib << 20;
+	nr_domains = opt_fleet ? (guint)opt_count : 1;
 	/* It dies with whoever started it. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	memcpy(sa.sun_path, opt_socket, strlen(opt_socket) + 1);
-	record_fd = open(opt_record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (record_fd < 0 || listen_fd < 0 ||
-	    bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(listen_fd, 4) < 0) {
-		fprintf(stderr, "fake-qemu: cannot listen on %s: %s\n", opt_socket,
-			g_strerror(errno));
-		return 2;
+	/* Two sockets and two clients a domain, a record file, and room. */
+	raise_nofile((rlim_t)nr_domains * 5 + 64);
+	started_us = g_get_monotonic_time();
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		die("epoll_create1: %s", g_strerror(errno));
+	domains = g_new0(struct domain, nr_domains);
+	if (!opt_fleet) {
+		g_autofree char *agent = g_strconcat(opt_socket, ".agent", NULL);
+
+		domain_init(&domains[0], 0, opt_name, opt_uuid, opt_socket,
+			    opt_agent ? agent : NULL, opt_record, opt_stall);
 	}
-	if (mmap(NULL, FAKE_MEMORY_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0) == MAP_FAILED) {
-		fprintf(stderr, "fake-qemu: cannot map the guest's memory: %s\n",
-			g_strerror(errno));
-		return 2;
+	for (guint i = 0; opt_fleet && i < nr_domains; i++) {
+		g_autofree char *name = g_strdup_printf("fleet-%04u", i);
+		g_autofree char *uuid = g_strdup_printf("f1ee0000-0000-4000-8000-%012x", i);
+		g_autofree char *dir = g_build_filename(opt_fleet, name, NULL);
+		g_autofree char *qmp = g_build_filename(dir, "qmp.sock", NULL);
+		g_autofree char *agent = g_build_filename(dir, "agent.sock", NULL);
+		g_autofree char *rec = g_build_filename(dir, "commands.txt", NULL);
+
+		if (g_mkdir_with_parents(dir, 0700) < 0)
+			die("cannot make %s: %s", dir, g_strerror(errno));
+		domain_init(&domains[i], i, name, uuid, qmp, opt_agent ? agent : NULL,
+			    opt_no_record ? NULL : rec, NULL);
 	}
+	/* QEMU maps all of its guest's RAM: reserve as much address space. */
+	if (!opt_lie && mmap(NULL, memory_bytes, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		die("cannot map the guest's memory: %s", g_strerror(errno));
 	printf("ready\n");
 	fflush(stdout);
 	for (;;) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		struct epoll_event evs[256];
+		int n = epoll_wait(epfd, evs, G_N_ELEMENTS(evs), LOOP_TICK_MS);
+		gint64 now;
 
-		if (fd < 0 && errno == EINTR)
-			continue;
-		if (fd < 0)
-			return 2;
-		session(fd);
-		close(fd);
+		if (n < 0 && errno != EINTR)
+			die("epoll_wait: %s", g_strerror(errno));
+		for (int i = 0; i < n; i++)
+			on_event(evs[i].data.ptr, evs[i].events);
+		now = g_get_monotonic_time();
+		agent_reports(now);
+		slow_bytes();
+		if (opt_stats && now >= next_stats_us) {
+			write_stats();
+			next_stats_us = now + G_USEC_PER_SEC;
+		}
 	}
 }

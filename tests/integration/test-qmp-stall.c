@@ -35,6 +35,7 @@
 
 #include "../unit/test-fake-tree.h"
 #include "control-client.h"
+#include "test-fake-qemu.h"
 
 /* How long the daemon gets to start and find its QEMUs, ms. */
 #define DAEMON_WAIT_MS 10000
@@ -90,57 +91,13 @@ static const char *daemon_log(void)
 	return log_text;
 }
 
-/* In a child: its output to the log file; it dies with the test worker. */
-static void child_setup(gpointer data)
-{
-	int fd = open(data, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-
-	if (fd >= 0) {
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-	}
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-}
-
-/* Stop @pid (SIGTERM, then SIGKILL after 5 s) and reap it. */
-static void stop_pid(GPid *pid)
-{
-	bool reaped = false;
-
-	if (*pid <= 0)
-		return;
-	kill(*pid, SIGTERM);
-	for (int i = 0; i < 250 && !reaped; i++) {
-		reaped = waitpid(*pid, NULL, WNOHANG) == *pid;
-		if (!reaped)
-			g_usleep(POLL_US);
-	}
-	if (!reaped) {
-		kill(*pid, SIGKILL);
-		waitpid(*pid, NULL, 0);
-	}
-	g_spawn_close_pid(*pid);
-	*pid = 0;
-}
-
 static void start_fake(struct fake *f)
 {
-	const char *binary = g_getenv("VR_FAKE_QEMU");
-	g_autoptr(GError) error = NULL;
 	g_autofree char *fake_log = g_build_filename(dir, "fake-qemu.log", NULL);
-	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+	const char *args[] = { "--socket", f->socket, "--name",	      f->name,	"--uuid", f->uuid,
+			       "--record", f->record, "--stall-file", f->stall, NULL };
 
-	cr_assert_not_null(binary, "VR_FAKE_QEMU must name the fake-qemu binary");
-	const char *argv[] = { binary,	"--socket", f->socket, "--name",       f->name,	 "--uuid",
-			       f->uuid, "--record", f->record, "--stall-file", f->stall, NULL };
-	cr_assert(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, child_setup,
-				fake_log, &f->pid, &error),
-		  "cannot start fake-qemu: %s", error ? error->message : "?");
-	while (!g_file_test(f->socket, G_FILE_TEST_EXISTS)) {
-		cr_assert(g_get_monotonic_time() < deadline, "fake-qemu did not listen on %s",
-			  f->socket);
-		g_usleep(POLL_US);
-	}
+	f->pid = test_fake_qemu_start(args, fake_log);
 }
 
 /* How many times @f was sent @command so far. */
@@ -194,9 +151,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-	stop_pid(&daemon_pid);
+	test_stop_pid(&daemon_pid, SIGTERM);
 	for (guint i = 0; i < G_N_ELEMENTS(fakes); i++) {
-		stop_pid(&fakes[i].pid);
+		test_stop_pid(&fakes[i].pid, SIGTERM);
 		g_clear_pointer(&fakes[i].socket, g_free);
 		g_clear_pointer(&fakes[i].record, g_free);
 		g_clear_pointer(&fakes[i].stall, g_free);
@@ -245,8 +202,8 @@ static void spawn_daemon(void)
 	cr_assert_not_null(binary, "VRECLAIMD must name the vreclaimd binary");
 	const char *argv[] = { binary,	       "--config", config_path,	   "--qmp",
 			       STALLS->socket, "--qmp",	   SERVES->socket, NULL };
-	cr_assert(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, child_setup,
-				log_path, &daemon_pid, &error),
+	cr_assert(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+				test_child_setup, log_path, &daemon_pid, &error),
 		  "cannot start vreclaimd: %s", error ? error->message : "?");
 	/* Both QEMUs found, managed, and asked by the balloon action. */
 	for (;;) {

@@ -22,15 +22,16 @@
  * pause of an unknown domain, and SIGTERM (exit status 0, control socket
  * removed).
  *
- * Suite vreclaimd_qmp: a QEMU without libvirt given by --qmp, played by a
- * fake QMP server that the test forks (it listens itself, so the socket's
- * peer credentials name it): found by the probe and managed with the
+ * Suite vreclaimd_qmp: a QEMU without libvirt given by --qmp, played by
+ * tests/integration/fake-qemu (VR_FAKE_QEMU; it listens itself, so the
+ * socket's peer credentials name it): found by the probe and managed with the
  * config's [fleet] defaults (the balloon, which without an agent never
  * inflates), set in the daemon only (all or nothing), dropped when its
  * process dies; and a socket nothing listens on yet, taken when the QEMU
  * comes (the daemon tries again every 5 s).
  *
- * The daemon binary comes from the VRECLAIMD environment variable (meson).
+ * The daemon binary comes from the VRECLAIMD environment variable (meson),
+ * the fake QEMU's from VR_FAKE_QEMU.
  * Its stdout and stderr go to daemon.log in the test's folder; a failing
  * assertion about the daemon prints that log. Criterion re-executes the
  * binary for each test: parameter structs hold no pointers.
@@ -43,21 +44,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
-#include <json.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../unit/test-fake-tree.h"
 #include "control-client.h"
 #include "domain-xml.h"
+#include "test-fake-qemu.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -80,7 +78,8 @@
 /* The fake QEMU of the --qmp tests: what it says of itself. */
 #define FAKE_NAME	  "fake-qemu"
 #define FAKE_UUID	  "9a7e3c51-2f04-4b8d-b6e1-73c0d5a2e4f8"
-#define FAKE_MEMORY_BYTES (512ULL << 20)
+#define FAKE_MEMORY_MIB	  512
+#define FAKE_MEMORY_BYTES ((uint64_t)FAKE_MEMORY_MIB << 20)
 
 /**
  * struct dom_case - one test domain.
@@ -769,13 +768,14 @@ Test(vreclaimd, sigterm)
 /* ---- a QEMU without libvirt (--qmp) ---- */
 
 /*
- * The fake QEMU is a child process forked by the test: it listens on its QMP
- * socket itself, so the socket's peer credentials (SO_PEERCRED) name it and
- * the daemon reads its /proc/PID. It speaks QMP as QEMU 7.2 does (a greeting,
- * capabilities negotiation first, "\r\n" after each message, the command's
- * "id" in its reply), serves one client at a time and takes the next one when
- * that one goes. It has a balloon and no agent port. Each command's name is
- * appended to a record file that the test reads.
+ * The fake QEMU is tests/integration/fake-qemu, a child process of the test:
+ * it listens on its QMP socket itself, so the socket's peer credentials
+ * (SO_PEERCRED) name it and the daemon reads its /proc/PID. It speaks QMP as
+ * QEMU 7.2 does (a greeting, capabilities negotiation first, "\r\n" after
+ * each message, the command's "id" in its reply), serves one client at a
+ * time and takes the next one when that one goes. It has a balloon and no
+ * agent port (no --agent). Each command's name is appended to a record file
+ * that the test reads.
  */
 
 static pid_t fake_pid; /* the fake QEMU, 0 when none runs */
@@ -785,245 +785,27 @@ static bool fake_lies_about_memory;
 static char *qmp_path;	  /* dir/qemu.qmp, its QMP socket */
 static char *record_path; /* dir/qmp-commands.txt, one command a line */
 
-/* What QEMU 7.2 greets with. */
-#define FAKE_GREETING                                                                              \
-	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, \"minor\": 2, \"major\": 7}, "          \
-	"\"package\": \"\"}, \"capabilities\": [\"oob\"]}}"
-
-/* FAKE_MEMORY_BYTES as written in the canned replies. */
-#define FAKE_MEMORY_TEXT "536870912"
-G_STATIC_ASSERT(FAKE_MEMORY_BYTES == 536870912ULL);
-
-/* The devices' QOM containers: no virtio-serial port in either (a QEMU 7.2
- * container without devices lists only its "type" property). */
-#define FAKE_EMPTY_CONTAINER "[{\"name\": \"type\", \"type\": \"string\"}]"
-
-/**
- * struct fake_reply - a command the fake QEMU knows, after negotiation.
- * @command:	its name.
- * @ret:	the "return" member of its reply, JSON text.
- */
-struct fake_reply {
-	const char *command;
-	const char *ret;
-};
-
-static const struct fake_reply fake_replies[] = {
-	{ "query-name", "{\"name\": \"" FAKE_NAME "\"}" },
-	{ "query-uuid", "{\"UUID\": \"" FAKE_UUID "\"}" },
-	{ "query-memory-size-summary",
-	  "{\"base-memory\": " FAKE_MEMORY_TEXT ", \"plugged-memory\": 0}" },
-	/* The balloon is not inflated: all of the guest's memory is in it. */
-	{ "query-balloon", "{\"actual\": " FAKE_MEMORY_TEXT "}" },
-	{ "query-chardev",
-	  "[{\"frontend-open\": true, \"filename\": \"pty:/dev/pts/7\", \"label\": \"serial0\"}]" },
-	{ "balloon", "{}" },
-};
-
-/* In the child: send all of @text; FALSE when the client went away. */
-static bool fake_send(int fd, const char *text)
-{
-	size_t len = strlen(text);
-	size_t off = 0;
-
-	while (off < len) {
-		ssize_t n = send(fd, text + off, len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		off += (size_t)n;
-	}
-	return true;
-}
-
-/* In the child: the "return" text of @name with @args, or NULL with *@cls
- * and *@desc for a QMP error. */
-static const char *fake_lookup(const char *name, json_object *args, const char **cls,
-			       const char **desc)
-{
-	json_object *path = NULL;
-
-	if (!strcmp(name, "qom-list")) {
-		if (args && json_object_object_get_ex(args, "path", &path) &&
-		    json_object_is_type(path, json_type_string) &&
-		    (!strcmp(json_object_get_string(path), "/machine/peripheral") ||
-		     !strcmp(json_object_get_string(path), "/machine/peripheral-anon")))
-			return FAKE_EMPTY_CONTAINER;
-		*cls = "DeviceNotFound";
-		*desc = "the fake QEMU has no such QOM path";
-		return NULL;
-	}
-	for (size_t i = 0; i < ARRAY_LEN(fake_replies); i++)
-		if (!strcmp(name, fake_replies[i].command))
-			return fake_replies[i].ret;
-	*cls = "CommandNotFound";
-	*desc = "the fake QEMU does not know this command";
-	return NULL;
-}
-
-/* In the child: the reply line (owned) to the message @line. */
-static char *fake_answer(const char *line, bool *negotiated, int record_fd)
-{
-	json_object *cmd = json_tokener_parse(line);
-	json_object *reply = json_object_new_object();
-	json_object *exec = NULL, *id = NULL, *args = NULL;
-	const char *name = NULL, *ret = NULL;
-	const char *cls = "GenericError", *desc = "QMP input must be an object with \"execute\"";
-	char *out;
-
-	if (cmd && json_object_is_type(cmd, json_type_object) &&
-	    json_object_object_get_ex(cmd, "execute", &exec) &&
-	    json_object_is_type(exec, json_type_string))
-		name = json_object_get_string(exec);
-	if (cmd && json_object_is_type(cmd, json_type_object)) {
-		json_object_object_get_ex(cmd, "id", &id);
-		json_object_object_get_ex(cmd, "arguments", &args);
-	}
-	if (name) {
-		char rec[128];
-		int n = snprintf(rec, sizeof(rec), "%s\n", name);
-		if (n > 0 && (size_t)n < sizeof(rec) && write(record_fd, rec, (size_t)n) < 0)
-			_exit(3);
-		if (!*negotiated) {
-			if (!strcmp(name, "qmp_capabilities")) {
-				*negotiated = true;
-				ret = "{}";
-			} else {
-				cls = "CommandNotFound";
-				desc = "Expecting capabilities negotiation with 'qmp_capabilities'";
-			}
-		} else {
-			ret = fake_lookup(name, args, &cls, &desc);
-		}
-	}
-	if (ret && fake_lies_about_memory && !strcmp(name, "query-memory-size-summary")) {
-		g_autofree char *status = NULL;
-		const char *vm_size;
-
-		if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL) ||
-		    !(vm_size = strstr(status, "VmSize:")))
-			_exit(3);
-		json_object *sizes = json_object_new_object();
-		json_object_object_add(
-			sizes, "base-memory",
-			json_object_new_int64(
-				(int64_t)(g_ascii_strtoull(vm_size + 7, NULL, 10) * 2048)));
-		json_object_object_add(reply, "return", sizes);
-	} else if (ret) {
-		json_object_object_add(reply, "return", json_tokener_parse(ret));
-	} else {
-		json_object *err = json_object_new_object();
-		json_object_object_add(err, "class", json_object_new_string(cls));
-		json_object_object_add(err, "desc", json_object_new_string(desc));
-		json_object_object_add(reply, "error", err);
-	}
-	if (id)
-		json_object_object_add(reply, "id", json_object_get(id));
-	out = g_strconcat(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_SPACED), "\r\n",
-			  NULL);
-	json_object_put(reply);
-	json_object_put(cmd);
-	return out;
-}
-
-/* In the child: serve one client until it goes. */
-static void fake_session(int fd, int record_fd)
-{
-	char buf[65536];
-	size_t have = 0;
-	bool negotiated = false;
-
-	if (!fake_send(fd, FAKE_GREETING "\r\n"))
-		return;
-	for (;;) {
-		char *nl;
-		ssize_t n;
-
-		while ((nl = memchr(buf, '\n', have))) {
-			size_t used = (size_t)(nl - buf) + 1;
-			bool sent = true;
-
-			*nl = '\0';
-			if (strspn(buf, " \t\r") != used - 1) {
-				char *reply = fake_answer(buf, &negotiated, record_fd);
-				sent = fake_send(fd, reply);
-				g_free(reply);
-			}
-			memmove(buf, buf + used, have - used);
-			have -= used;
-			if (!sent)
-				return;
-		}
-		if (have == sizeof(buf))
-			return; /* a line longer than QEMU would take */
-		n = recv(fd, buf + have, sizeof(buf) - have, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		have += (size_t)n;
-	}
-}
-
-/* In the child: listen on qmp_path, tell the parent through @ready, serve
- * forever (until the test kills it, or the test worker dies). */
-static G_NORETURN void fake_qemu_main(int ready)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int listen_fd, record_fd;
-
-	/* A test worker that dies takes its fake QEMU along. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
-		_exit(2);
-	if (strlen(qmp_path) >= sizeof(sa.sun_path))
-		_exit(2);
-	memcpy(sa.sun_path, qmp_path, strlen(qmp_path) + 1);
-	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	record_fd = open(record_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (listen_fd < 0 || record_fd < 0 ||
-	    bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(listen_fd, 4) < 0)
-		_exit(2);
-	/* QEMU maps all of its guest's RAM: reserve as much address space. */
-	if (!fake_lies_about_memory &&
-	    mmap(NULL, FAKE_MEMORY_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0) == MAP_FAILED)
-		_exit(2);
-	if (write(ready, "1", 1) != 1)
-		_exit(2);
-	close(ready);
-	for (;;) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0 && errno == EINTR)
-			continue;
-		if (fd < 0)
-			_exit(2);
-		fake_session(fd, record_fd);
-		close(fd);
-	}
-}
-
-/* Fork the fake QEMU; return once it listens on qmp_path. */
+/* Start the fake QEMU (tests/integration/fake-qemu, VR_FAKE_QEMU) on
+ * qmp_path; return once it listens. It listens itself, so the socket's peer
+ * credentials name its process, fake_pid. */
 static void start_fake_qemu(void)
 {
-	int ready[2];
-	char c = 0;
-	ssize_t n;
+	g_autofree char *fake_log = g_build_filename(dir, "fake-qemu.log", NULL);
+	const char *args[] = { "--socket",
+			       qmp_path,
+			       "--name",
+			       FAKE_NAME,
+			       "--uuid",
+			       FAKE_UUID,
+			       "--record",
+			       record_path,
+			       "--memory-mib",
+			       G_STRINGIFY(FAKE_MEMORY_MIB),
+			       fake_lies_about_memory ? "--lie-about-memory" : NULL,
+			       NULL };
 
 	cr_assert_eq(fake_pid, 0, "the fake QEMU runs already");
-	cr_assert_eq(pipe2(ready, O_CLOEXEC), 0, "pipe2: %s", g_strerror(errno));
-	fake_pid = fork();
-	cr_assert_geq(fake_pid, 0, "fork: %s", g_strerror(errno));
-	if (fake_pid == 0) {
-		close(ready[0]);
-		fake_qemu_main(ready[1]);
-	}
-	close(ready[1]);
-	do
-		n = read(ready[0], &c, 1);
-	while (n < 0 && errno == EINTR);
-	close(ready[0]);
-	cr_assert_eq(n, 1, "the fake QEMU could not listen on %s", qmp_path);
+	fake_pid = test_fake_qemu_start(args, fake_log);
 }
 
 /* SIGKILL the fake QEMU and reap it; its wait status, or -1 when none ran. */

@@ -836,6 +836,46 @@ Test(session, slow_reply_times_out_and_late_reply_dropped)
 	call_result_clear(&r);
 }
 
+/* The session has one deadline timer for all its calls: a call with an
+ * earlier deadline than those in flight still times out on time, and one
+ * with a later deadline too once the earlier ones ended (answered or not). */
+Test(session, each_call_times_out_at_its_own_deadline)
+{
+	struct vr_agent_session_limits l = test_limits();
+	struct call_result a = { 0 }, b = { 0 }, c = { 0 };
+	gint64 t0, b_ms, c_ms;
+
+	fa->delay_ms[VR_PROTO_GET_STATS] = 150;
+	fa->silent = 1u << VR_PROTO_GET_REGIONS;
+	start_session(&l);
+	t0 = g_get_monotonic_time();
+	call_ok(VR_PROTO_GET_STATS, 2000, &a);	/* answered after 150 ms */
+	call_ok(VR_PROTO_GET_REGIONS, 100, &b); /* unanswered, the earliest deadline */
+	call_ok(VR_PROTO_GET_REGIONS, 400, &c); /* unanswered */
+	cr_assert(wait_count(&b.count, 1, WAIT_MS), "expected the 100 ms call to time out");
+	b_ms = (g_get_monotonic_time() - t0) / 1000;
+	cr_assert(wait_count(&a.count, 1, WAIT_MS), "expected the get-stats reply");
+	cr_assert(a.has_reply, "expected get-stats answered, got: %s",
+		  a.error ? a.error->message : "?");
+	cr_assert(wait_count(&c.count, 1, WAIT_MS), "expected the 400 ms call to time out");
+	c_ms = (g_get_monotonic_time() - t0) / 1000;
+	cr_assert(b_ms >= 100 && b_ms < 400,
+		  "expected the 100 ms call to end after 100 ms, before the others' deadlines; "
+		  "it ended after %" G_GINT64_FORMAT " ms",
+		  b_ms);
+	cr_assert(c_ms >= 400 && c_ms < 1500,
+		  "expected the 400 ms call to end after 400 ms, long before the 2000 ms "
+		  "deadline of the first call; it ended after %" G_GINT64_FORMAT " ms",
+		  c_ms);
+	assert_session_error(b.error, VR_AGENT_SESSION_ERROR_TIMEOUT, "100 ms", "call b");
+	assert_session_error(c.error, VR_AGENT_SESSION_ERROR_TIMEOUT, "400 ms", "call c");
+	cr_assert_eq(counters().timeouts, 2, "expected two timeouts");
+	cr_assert(vr_agent_session_is_up(session), "expected the session to stay up");
+	call_result_clear(&a);
+	call_result_clear(&b);
+	call_result_clear(&c);
+}
+
 /* The case of a QEMU that passes nothing after a host was killed: requests
  * go unanswered; after 3 in a row the session reconnects. */
 Test(session, unanswered_requests_restart_the_session)

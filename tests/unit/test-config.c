@@ -129,6 +129,7 @@ Test(config_defaults, values)
 	cr_assert_eq(c->fleet_quota_reset_interval_ms, 1000);
 	cr_assert_eq(c->default_priority, 50);
 	cr_assert_eq(c->fleet_credit_floor_bp, 10000, "the fleet credit cuts no share by default");
+	cr_assert_eq(c->fleet_pictures_per_tick, 50, "50 pictures a tick");
 	cr_assert_eq(c->default_actions, VR_DOMAIN_ACTION_AGENT_RECLAIM,
 		     "in-guest reclaim only by default");
 	cr_assert(vr_host_watermarks_validate(&c->host_wmarks, NULL), "default watermarks valid");
@@ -214,6 +215,8 @@ static struct valid_case valid_cases[] = {
 	{ "host", "psi-full-threshold", "5", "5" },
 	{ "host", "psi-full-threshold", "0.01", "0.01" },
 	{ "fleet", "credit-floor", "12.5", "12.5" },
+	{ "fleet", "pictures-per-tick", "1", "1" },
+	{ "fleet", "pictures-per-tick", "100000", "100000" },
 	{ "fleet", "credit-floor", "100", "100" },
 	{ "fleet", "quota-size", "256MiB", "256MiB" },
 	{ "fleet", "quota-size", "1G", "1GiB" },
@@ -371,6 +374,8 @@ static struct invalid_case invalid_cases[] = {
 	{ "host", "psi-full-threshold", "-1", "percent" },
 	{ "host", "psi-full-threshold", "1.", "percent" },
 	{ "fleet", "credit-floor", "100.01", "percent" },
+	{ "fleet", "pictures-per-tick", "0", "1" },
+	{ "fleet", "pictures-per-tick", "100001", "100000" },
 	{ "fleet", "credit-floor", "1/8", "percent" },
 	{ "fleet", "quota-size", "256MB", "ambiguous" },
 	{ "fleet", "quota-size", "1GB", "ambiguous" },

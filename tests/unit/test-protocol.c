@@ -899,6 +899,19 @@ static struct patch_case message_cases[] = {
 	  "return.aggr_interval_us;5000..;4999" },
 	{ "regions with more members: ignored", REP_REGIONS, "return.regions[0].node", "1",
 	  NO_ERROR },
+	/* The decoder reads regions without their paths while all is well;
+	 * when something is wrong, the message still names the member. */
+	{ "end beyond 64 bits", REP_REGIONS, "return.regions[1].end", "99999999999999999999999",
+	  INV, 7, "return.regions[1].end;99999999999999999999999" },
+	{ "a big integer elsewhere: the regions still read", REP_REGIONS, "return.later",
+	  "99999999999999999999999", NO_ERROR },
+	{ "a region member given twice", REP_REGIONS, "return.regions[1]",
+	  "{'start':8192,'end':16384,'nr_accesses':0,'age':0,'age':1}", INV, 0,
+	  "return.regions[1].age;twice" },
+	{ "a member given twice among 20", REP_REGIONS, "return.regions[1]",
+	  "{'start':8192,'end':16384,'nr_accesses':0,'age':0,'a':0,'b':0,'c':0,'d':0,'e':0,"
+	  "'f':0,'g':0,'h':0,'i':0,'j':0,'k':0,'l':0,'m':0,'n':0,'o':0,'p':0,'f':1}",
+	  INV, 0, "return.regions[1].f;twice" },
 	/* reclaim */
 	{ "reclaimed negative", REP_RECLAIM, "return.reclaimed_bytes", "-1", INV, 7,
 	  "return.reclaimed_bytes;-1" },
