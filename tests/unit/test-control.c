@@ -628,6 +628,8 @@ Test(wire, status_reply_ignores_members_it_does_not_know)
 {
 	const char *line = "{\"return\":{\"daemon\":{\"version\":\"9\",\"uptime_ms\":1,"
 			   "\"libvirt_uri\":\"\",\"libvirt_connected\":false,"
+			   "\"libvirt_degraded\":false,\"libvirt_degraded_reason\":\"\","
+			   "\"libvirt_stalls\":0,"
 			   "\"host_needs_memory\":false,\"free_mem_rate_permille\":0,"
 			   "\"fleet_quota_bytes\":0,\"reloads\":0,\"ticks\":0,\"new\":[1]},"
 			   "\"domains\":[],\"later\":true}}";
