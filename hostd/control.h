@@ -349,8 +349,9 @@ void vr_control_call_finish(struct vr_control_call *call, const GError *error);
  *		on its own thread): the server uses it instead of @set when
  *		given. It returns at once and answers @call later with
  *		vr_control_call_finish(); meanwhile that client's further
- *		requests wait (each client's replies stay in order), the
- *		other clients are served as usual.
+ *		requests wait (each client's replies stay in order; it is
+ *		not read, so one that leaves is closed when its answer
+ *		cannot be written), the other clients are served as usual.
  */
 struct vr_control_ops {
 	gboolean (*status)(gpointer user, GPtrArray **domains, struct vr_daemon_status *daemon,
