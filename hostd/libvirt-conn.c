@@ -110,7 +110,9 @@ struct lv_thread {
  * @reconnect_source:	the next connection attempt, 0 when none is due.
  * @reconnect_delay_ms: the delay of the next one.
  * @nr_connects:	connections made.
- * @probe_source:	the probe timer while degraded, 0 otherwise.
+ * @probe_source:	the probe timer (every VR_LIBVIRT_HEARTBEAT_MS, every
+ *			VR_LIBVIRT_PROBE_INTERVAL_MS while degraded), 0 before
+ *			vr_libvirt_start().
  * @probing:		a probe job is outstanding.
  * @requests:		the requests not answered yet (struct lv_request *).
  */
@@ -701,13 +703,20 @@ static gboolean probe_tick(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* Probe libvirt every @ms from now on. */
+static void lv_arm_probe(struct vr_libvirt *lv, guint ms)
+{
+	if (lv->probe_source)
+		g_source_remove(lv->probe_source);
+	lv->probe_source = g_timeout_add(ms, probe_tick, lv);
+}
+
 static void on_stalled(const char *reason, gpointer user_data)
 {
 	struct vr_libvirt *lv = user_data;
 
 	(void)reason;
-	if (!lv->probe_source)
-		lv->probe_source = g_timeout_add(VR_LIBVIRT_PROBE_INTERVAL_MS, probe_tick, lv);
+	lv_arm_probe(lv, VR_LIBVIRT_PROBE_INTERVAL_MS);
 }
 
 static void on_recovered(gint64 stalled_us, gpointer user_data)
@@ -715,9 +724,7 @@ static void on_recovered(gint64 stalled_us, gpointer user_data)
 	struct vr_libvirt *lv = user_data;
 
 	(void)stalled_us;
-	if (lv->probe_source)
-		g_source_remove(lv->probe_source);
-	lv->probe_source = 0;
+	lv_arm_probe(lv, VR_LIBVIRT_HEARTBEAT_MS);
 	/* What happened meanwhile (events lost, requests dropped) is read
 	 * anew. */
 	if (lv->connected && lv->ops->connected)
@@ -774,6 +781,8 @@ struct vr_libvirt *vr_libvirt_new(const char *uri, guint reconnect_max_ms,
 void vr_libvirt_start(struct vr_libvirt *lv)
 {
 	lv_connect(lv);
+	if (!lv->probe_source)
+		lv_arm_probe(lv, VR_LIBVIRT_HEARTBEAT_MS);
 }
 
 gboolean vr_libvirt_is_connected(const struct vr_libvirt *lv)

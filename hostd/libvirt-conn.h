@@ -11,8 +11,11 @@
  * (libvirt-worker.h), which owns the connection; the requests below return
  * at once and their answer comes later on the main context, within
  * VR_LIBVIRT_REQUEST_TIMEOUT_MS (a TIMEOUT error when libvirtd does not
- * answer by then). A request past its deadline marks the connection
- * *degraded* (vr_libvirt_degraded_reason()) and libvirt is probed every
+ * answer by then). libvirt is probed every VR_LIBVIRT_HEARTBEAT_MS (a
+ * call to libvirtd and back), so that a libvirtd that stops answering is
+ * seen even when the daemon has nothing to ask. A request or probe past
+ * its deadline marks the connection *degraded*
+ * (vr_libvirt_degraded_reason()) and libvirt is probed every
  * VR_LIBVIRT_PROBE_INTERVAL_MS until it answers again; then the daemon
  * hears connected() again and lists the domains anew.
  *
@@ -116,8 +119,12 @@ struct vr_libvirt_ops {
  * longer is stuck (a stopped or overloaded libvirtd). */
 #define VR_LIBVIRT_REQUEST_TIMEOUT_MS 5000
 
-/* While degraded, libvirt is asked this often whether it answers again, ms
- * (a cheap call, at most one outstanding). */
+/* libvirt is asked this often whether it answers, ms (a cheap call to
+ * libvirtd and back, at most one outstanding): a libvirtd that stops shows
+ * degraded within this plus VR_LIBVIRT_REQUEST_TIMEOUT_MS. */
+#define VR_LIBVIRT_HEARTBEAT_MS 5000
+
+/* While degraded, libvirt is asked this often whether it answers again, ms. */
 #define VR_LIBVIRT_PROBE_INTERVAL_MS 1000
 
 struct vr_libvirt;

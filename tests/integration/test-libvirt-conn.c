@@ -9,7 +9,8 @@
  * connection shows degraded with the request that hangs, and when libvirt
  * answers again the probe ends the degraded state and the daemon is told
  * to list the domains anew. Freeing the connection while a request hangs
- * calls nothing back and runs every request's destroy.
+ * calls nothing back and runs every request's destroy. The heartbeat sees a
+ * stall when nothing is asked.
  *
  * Criterion runs each test in its own process: each starts from the test
  * driver's pristine default state (domain "test", running).
@@ -339,6 +340,39 @@ Test(libvirt_conn, a_stalled_libvirt_times_out_shows_degraded_and_recovers)
 	cr_assert_null(a.error, "%s", a.error->message);
 	cr_assert_str_eq(a.domains, "test");
 	answer_reset(&a);
+	g_source_remove(timer);
+}
+
+/* Whether the connection is degraded: for wait_for(). */
+static guint degraded;
+
+static gboolean check_degraded(gpointer data)
+{
+	(void)data;
+	degraded = vr_libvirt_degraded_reason(lv) != NULL;
+	return G_SOURCE_CONTINUE;
+}
+
+Test(libvirt_conn, the_heartbeat_sees_a_stall_when_nothing_is_asked, .timeout = 30)
+{
+	gint64 start = g_get_monotonic_time(), after_ms;
+	guint timer = g_timeout_add(10, check_degraded, NULL);
+
+	gate_set(FALSE);
+	while (!degraded) {
+		cr_assert_lt((g_get_monotonic_time() - start) / 1000,
+			     VR_LIBVIRT_HEARTBEAT_MS + TIMEOUT_MS + 1000,
+			     "expected the heartbeat to see the stall within %d ms",
+			     VR_LIBVIRT_HEARTBEAT_MS + TIMEOUT_MS);
+		g_main_context_iteration(NULL, TRUE);
+	}
+	after_ms = (g_get_monotonic_time() - start) / 1000;
+	cr_assert_geq(after_ms, TIMEOUT_MS, "degraded after %" G_GINT64_FORMAT " ms", after_ms);
+	cr_assert_str_eq(vr_libvirt_degraded_reason(lv),
+			 "libvirt did not answer probe within 300 ms");
+	gate_set(TRUE);
+	wait_for(&nr_connected, 2, "the daemon told to list the domains again");
+	cr_assert_null(vr_libvirt_degraded_reason(lv));
 	g_source_remove(timer);
 }
 
