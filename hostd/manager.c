@@ -1730,9 +1730,10 @@ static void ctl_set_read(const struct vr_libvirt_domain *ld, const GError *error
 	struct lv_call *next;
 
 	if (error || !ld) {
+		struct vr_domain *d = g_hash_table_lookup(m->domains, c->uuid);
 		if (!error)
 			local = g_error_new(VR_CONTROL_ERROR, VR_CONTROL_ERROR_NO_DOMAIN,
-					    "domain %s is not running", c->uuid);
+					    "domain '%s' is not running", d ? d->name : c->uuid);
 		vr_control_call_finish(g_steal_pointer(&c->call), error ? error : local);
 		return;
 	}
