@@ -530,6 +530,7 @@ static gboolean job_list(gpointer thread_data, gpointer data, GError **error)
 		else if (virDomainIsActive(doms[i]) == 1)
 			g_warning("%s", local->message);
 		virDomainFree(doms[i]);
+		vr_libvirt_worker_progress(); /* libvirt answers: more time */
 	}
 	free(doms);
 	j->list = g_steal_pointer(&list);

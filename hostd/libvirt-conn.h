@@ -9,9 +9,9 @@
  * events, listing domains, reading their XML and metadata, writing
  * metadata, looking a domain up) runs on libvirt's own thread
  * (libvirt-worker.h), which owns the connection; the requests below return
- * at once and their answer comes later on the main context, within
- * VR_LIBVIRT_REQUEST_TIMEOUT_MS (a TIMEOUT error when libvirtd does not
- * answer by then). libvirt is probed every VR_LIBVIRT_HEARTBEAT_MS (a
+ * at once and their answer comes later on the main context, a TIMEOUT
+ * error when libvirtd stays silent for VR_LIBVIRT_REQUEST_TIMEOUT_MS
+ * (libvirt-worker.h, "Deadlines"). libvirt is probed every VR_LIBVIRT_HEARTBEAT_MS (a
  * call to libvirtd and back), so that a libvirtd that stops answering is
  * seen even when the daemon has nothing to ask. A request or probe past
  * its deadline marks the connection *degraded*
@@ -114,9 +114,10 @@ struct vr_libvirt_ops {
 			       gpointer user_data);
 };
 
-/* Each request's deadline, ms, from the moment it is made: libvirt answers
- * a listing of a hundred domains in well under a second; one that takes
- * longer is stuck (a stopped or overloaded libvirtd). */
+/* How long a request may wait while libvirt answers nothing on libvirt's
+ * thread, ms (from the request, or from libvirt's last answer): one call
+ * takes milliseconds; one that takes seconds is stuck (a stopped or
+ * overloaded libvirtd). */
 #define VR_LIBVIRT_REQUEST_TIMEOUT_MS 5000
 
 /* libvirt is asked this often whether it answers, ms (a cheap call to

@@ -8,6 +8,12 @@
  * back. A job (struct lw_job) is shared by the main context, which answers
  * it at its deadline if the thread has not, and the thread. Both are
  * reference-counted; their members say who may touch them.
+ *
+ * One watchdog timer per worker looks at the oldest job not answered (the
+ * head of the pending queue): its deadline is the worker's timeout after
+ * its submission or after the thread's last sign of life (a job started or
+ * finished, or vr_libvirt_worker_progress()), whichever is later. Jobs are
+ * answered from the head only, so in order.
  */
 #include "libvirt-worker.h"
 
@@ -24,9 +30,11 @@ G_DEFINE_QUARK(vreclaim-libvirt-worker-error-quark, vr_libvirt_worker_error)
  * @thread_data: the jobs' thread data; the thread's alone, freed by it.
  * @free_thread_data: how.
  * @ctx:	where results go (a reference).
- * @lock:	guards @running and @exited.
+ * @lock:	guards @running, @progress_us and @exited.
  * @exited_cond: signalled when @exited is set.
  * @running:	what the running job does (static), NULL between jobs.
+ * @progress_us: the thread's last sign of life (monotonic): a job started
+ *		or finished, or a job said it got an answer.
  * @exited:	the thread is done (it touches nothing any more).
  * @owner:	the handle, NULL once vr_libvirt_worker_free() let it go.
  *		Main context only.
@@ -39,6 +47,7 @@ struct lw_core {
 	GMutex lock;
 	GCond exited_cond;
 	const char *running;
+	gint64 progress_us;
 	gboolean exited;
 	struct vr_libvirt_worker *owner;
 };
@@ -55,7 +64,7 @@ struct lw_core {
  *		or the worker was freed): the thread skips it if it has not
  *		started it.
  * @answered:	its done callback ran, or never will. Main context only.
- * @deadline:	its deadline timer, NULL once answered. Main context only.
+ * @submitted_us: when it was submitted (monotonic).
  */
 struct lw_job {
 	struct lw_core *core;
@@ -69,7 +78,7 @@ struct lw_job {
 	GError *error;
 	gint cancelled;
 	gboolean answered;
-	GSource *deadline;
+	gint64 submitted_us;
 };
 
 /**
@@ -81,6 +90,9 @@ struct lw_job {
  * @ops, @user_data: the owner's.
  * @pending:	jobs not answered yet (struct lw_job *, a reference each), in
  *		submission order.
+ * @watchdog:	the timer on the head of @pending, NULL when none is armed.
+ * @freed:	set to TRUE by vr_libvirt_worker_free() while a done
+ *		callback runs (NULL otherwise): the caller stops there.
  * @stall_reason: why it is stalled, NULL when it is not.
  * @stalled_since_us: when it stalled (monotonic).
  * @stalls:	how many times it stalled.
@@ -94,6 +106,8 @@ struct vr_libvirt_worker {
 	const struct vr_libvirt_worker_ops *ops;
 	gpointer user_data;
 	GQueue pending;
+	GSource *watchdog;
+	gboolean *freed;
 	char *stall_reason;
 	gint64 stalled_since_us;
 	guint64 stalls;
@@ -185,21 +199,74 @@ static void worker_recover(struct vr_libvirt_worker *w)
 static void job_settle(struct vr_libvirt_worker *w, struct lw_job *job)
 {
 	job->answered = TRUE;
-	if (job->deadline) {
-		g_source_destroy(job->deadline);
-		g_clear_pointer(&job->deadline, g_source_unref);
-	}
 	if (g_queue_remove(&w->pending, job))
 		job_unref(job);
 }
 
-static gboolean job_deadline(gpointer data)
+/* Call @job's done callback. Return: FALSE when it freed @w. */
+static gboolean job_call_done(struct vr_libvirt_worker *w, struct lw_job *job, const GError *error)
 {
-	struct lw_job *job = job_ref(data);
-	struct vr_libvirt_worker *w = job->core->owner;
+	gboolean freed = FALSE;
+
+	if (!job->done)
+		return TRUE;
+	w->freed = &freed;
+	job->done(w, job->data, error, job->user_data);
+	if (!freed)
+		w->freed = NULL;
+	return !freed;
+}
+
+static gboolean watchdog_fire(gpointer data);
+
+static void watchdog_stop(struct vr_libvirt_worker *w)
+{
+	if (!w->watchdog)
+		return;
+	g_source_destroy(w->watchdog);
+	g_clear_pointer(&w->watchdog, g_source_unref);
+}
+
+/* When the head of the pending jobs times out (monotonic, us), 0 when none
+ * is pending: the timeout after its submission or after the thread's last
+ * sign of life, whichever is later. */
+static gint64 head_deadline_us(struct vr_libvirt_worker *w)
+{
+	struct lw_job *head = g_queue_peek_head(&w->pending);
+	gint64 progress_us;
+
+	if (!head)
+		return 0;
+	g_mutex_lock(&w->core->lock);
+	progress_us = w->core->progress_us;
+	g_mutex_unlock(&w->core->lock);
+	return MAX(head->submitted_us, progress_us) + (gint64)w->timeout_ms * 1000;
+}
+
+/* Arm the watchdog for the head of the pending jobs (none when none is). */
+static void watchdog_arm(struct vr_libvirt_worker *w)
+{
+	gint64 deadline_us = head_deadline_us(w);
+	gint64 wait_ms;
+
+	watchdog_stop(w);
+	if (!deadline_us)
+		return;
+	wait_ms = (deadline_us - g_get_monotonic_time() + 999) / 1000;
+	w->watchdog = g_timeout_source_new((guint)CLAMP(wait_ms, 1, G_MAXINT));
+	g_source_set_callback(w->watchdog, watchdog_fire, w, NULL);
+	g_source_attach(w->watchdog, w->core->ctx);
+}
+
+/* Answer the head of the pending jobs with a timeout. Return: FALSE when
+ * its callback freed @w. */
+static gboolean head_time_out(struct vr_libvirt_worker *w)
+{
+	struct lw_job *job = job_ref(g_queue_peek_head(&w->pending));
 	g_autoptr(GError) error = NULL;
 	g_autofree char *limit = format_ms(w->timeout_ms);
 	const char *running;
+	gboolean alive;
 
 	g_atomic_int_set(&job->cancelled, 1);
 	job_settle(w, job);
@@ -212,10 +279,26 @@ static gboolean job_deadline(gpointer data)
 	worker_stall(w, running ? running : job->what);
 	g_set_error(&error, VR_LIBVIRT_WORKER_ERROR, VR_LIBVIRT_WORKER_ERROR_TIMEOUT,
 		    "libvirt did not answer %s within %s", job->what, limit);
-	/* Last: the callback may free @w. */
-	if (job->done)
-		job->done(w, job->data, error, job->user_data);
+	alive = job_call_done(w, job, error);
 	job_unref(job);
+	return alive;
+}
+
+static gboolean watchdog_fire(gpointer data)
+{
+	struct vr_libvirt_worker *w = data;
+
+	/* This source ends here; GLib holds it until the dispatch returns. */
+	g_clear_pointer(&w->watchdog, g_source_unref);
+	for (;;) {
+		gint64 deadline_us = head_deadline_us(w);
+
+		if (!deadline_us || g_get_monotonic_time() < deadline_us)
+			break;
+		if (!head_time_out(w))
+			return G_SOURCE_REMOVE; /* freed */
+	}
+	watchdog_arm(w);
 	return G_SOURCE_REMOVE;
 }
 
@@ -233,8 +316,8 @@ static gboolean job_deliver(gpointer data)
 	job_settle(w, job);
 	if (!g_error_matches(job->error, VR_LIBVIRT_WORKER_ERROR, VR_LIBVIRT_WORKER_ERROR_BUSY))
 		worker_recover(w);
-	if (job->done)
-		job->done(w, job->data, job->error, job->user_data);
+	if (job_call_done(w, job, job->error))
+		watchdog_arm(w); /* for the next job, from this sign of life */
 	job_unref(job);
 	return G_SOURCE_REMOVE;
 }
@@ -254,10 +337,32 @@ static void job_post(struct lw_job *job)
 
 /* ---- the thread ------------------------------------------------------------ */
 
+/* The worker whose thread this is, for vr_libvirt_worker_progress(). */
+static __thread struct lw_core *thread_core;
+
+static void core_set_running(struct lw_core *core, const char *what)
+{
+	g_mutex_lock(&core->lock);
+	core->running = what;
+	core->progress_us = g_get_monotonic_time();
+	g_mutex_unlock(&core->lock);
+}
+
+void vr_libvirt_worker_progress(void)
+{
+	struct lw_core *core = thread_core;
+
+	g_return_if_fail(core != NULL);
+	g_mutex_lock(&core->lock);
+	core->progress_us = g_get_monotonic_time();
+	g_mutex_unlock(&core->lock);
+}
+
 static gpointer worker_main(gpointer data)
 {
 	struct lw_core *core = data;
 
+	thread_core = core;
 	for (;;) {
 		struct lw_job *job = g_async_queue_pop(core->jobs);
 
@@ -269,15 +374,11 @@ static gpointer worker_main(gpointer data)
 			job_unref(job);
 			continue;
 		}
-		g_mutex_lock(&core->lock);
-		core->running = job->what;
-		g_mutex_unlock(&core->lock);
+		core_set_running(core, job->what);
 		if (!job->run(core->thread_data, job->data, &job->error) && !job->error)
 			g_set_error(&job->error, G_IO_ERROR, G_IO_ERROR_FAILED,
 				    "libvirt: %s failed without saying why", job->what);
-		g_mutex_lock(&core->lock);
-		core->running = NULL;
-		g_mutex_unlock(&core->lock);
+		core_set_running(core, NULL);
 		job_post(job);
 	}
 	/* The connection was this thread's: it closes here (closing talks to
@@ -356,18 +457,20 @@ void vr_libvirt_worker_submit(struct vr_libvirt_worker *w, const char *what, vr_
 	job->data = data;
 	job->free_data = free_data;
 	job->user_data = user_data;
-	g_queue_push_tail(&w->pending, job_ref(job)); /* the main context's */
-	if (w->pending.length > VR_LIBVIRT_WORKER_MAX_QUEUED) {
+	job->submitted_us = g_get_monotonic_time();
+	if (w->pending.length >= VR_LIBVIRT_WORKER_MAX_QUEUED) {
+		/* Answered from the main loop, never from here, and out of
+		 * order: it never waits. */
 		g_set_error(&job->error, VR_LIBVIRT_WORKER_ERROR, VR_LIBVIRT_WORKER_ERROR_BUSY,
-			    "libvirt has %u requests waiting already: no %s now",
-			    w->pending.length - 1, what);
+			    "libvirt has %u requests waiting already: no %s now", w->pending.length,
+			    what);
 		g_atomic_int_set(&job->cancelled, 1);
-		job_post(job); /* answered from the main loop, never from here */
+		job_post(job);
 		return;
 	}
-	job->deadline = g_timeout_source_new(w->timeout_ms);
-	g_source_set_callback(job->deadline, job_deadline, job, NULL);
-	g_source_attach(job->deadline, w->core->ctx);
+	g_queue_push_tail(&w->pending, job_ref(job)); /* the main context's */
+	if (!w->watchdog)
+		watchdog_arm(w);
 	g_async_queue_push(w->core->jobs, job); /* the thread's reference */
 }
 
@@ -402,13 +505,12 @@ gboolean vr_libvirt_worker_free(struct vr_libvirt_worker *w)
 		return TRUE;
 	core = w->core;
 	core->owner = NULL;
+	if (w->freed)
+		*w->freed = TRUE; /* from within a done callback */
+	watchdog_stop(w);
 	while ((job = g_queue_pop_head(&w->pending))) {
 		g_atomic_int_set(&job->cancelled, 1);
 		job->answered = TRUE;
-		if (job->deadline) {
-			g_source_destroy(job->deadline);
-			g_clear_pointer(&job->deadline, g_source_unref);
-		}
 		job_unref(job);
 	}
 	quit = g_atomic_rc_box_new0(struct lw_job);

@@ -11,20 +11,24 @@
  * waits for ever. The worker runs such calls as jobs on its own thread, one
  * at a time and in order, and hands each result back to the main context.
  *
- * Deadlines: each job has the worker's timeout from the moment it is
- * submitted (time spent queued behind a slow job counts). A job not done
- * by then is answered at once on the main context with
+ * Deadlines: a job is answered within the worker's timeout of its
+ * submission or of the thread's last sign of life, whichever is later (a
+ * job started or finished, or vr_libvirt_worker_progress() between two
+ * libvirt calls of a long job): a healthy libvirt working through a long
+ * queue, or a listing of a thousand domains, never times out; a libvirt
+ * call that takes longer than the timeout does. A job not done by its
+ * deadline is answered at once on the main context with
  * VR_LIBVIRT_WORKER_ERROR_TIMEOUT and marked cancelled: a job that has not
  * started yet is skipped by the thread, one that runs finishes in its own
  * time and its result is dropped. The worker is then *stalled* ("libvirt
- * did not answer list-domains within 5 s"); a job answered within its
- * deadline ends the stall. The owner hears of both transitions
- * (struct vr_libvirt_worker_ops), to mark the connection degraded in the
- * status and to probe libvirt until it answers.
+ * did not answer list-domains within 5 s", naming the job that holds the
+ * thread); a job answered in time ends the stall. The owner hears of both
+ * transitions (struct vr_libvirt_worker_ops), to mark the connection
+ * degraded in the status and to probe libvirt until it answers.
  *
  * Order: done callbacks run in the order the jobs were submitted, whether a
  * job was answered or timed out (one thread runs the jobs in order, and
- * every job has the same timeout).
+ * jobs time out from the oldest), except a BUSY refusal, answered at once.
  *
  * Ownership: the submitter copies a job's inputs into its data, the job
  * writes its outputs there, and the done callback reads them; with a
@@ -101,7 +105,8 @@ struct vr_libvirt_worker_ops {
  * vr_libvirt_worker_new() - a worker thread, delivering results to the
  * calling thread's default GMainContext.
  * @name:	what it serves, for the log ("libvirt at qemu:///system").
- * @timeout_ms:	each job's deadline from its submission, ms (>= 1).
+ * @timeout_ms:	how long a job may wait without the thread showing life,
+ *		ms (>= 1): see "Deadlines" above.
  * @thread_data: passed to every job; owned from here on (on failure too)
  *		and freed with @free_thread_data on the thread when it exits.
  * @ops:	the owner's callbacks (may be NULL); must outlive the worker.
@@ -117,7 +122,8 @@ struct vr_libvirt_worker *vr_libvirt_worker_new(const char *name, guint timeout_
 /**
  * vr_libvirt_worker_submit() - queue a job: @run on the worker thread, then
  * @done on the main context, exactly once and never from within this call
- * (unless the worker is freed first: then no callback runs).
+ * (unless the worker is freed first: then no callback runs). @done may
+ * free the worker.
  * @what:	what the job does, for the log and the errors ("list-domains");
  *		static.
  * @data:	the job's data, owned from here on; freed with @free_data (may
@@ -127,6 +133,14 @@ struct vr_libvirt_worker *vr_libvirt_worker_new(const char *name, guint timeout_
 void vr_libvirt_worker_submit(struct vr_libvirt_worker *w, const char *what, vr_libvirt_job_fn run,
 			      vr_libvirt_done_fn done, gpointer data, GDestroyNotify free_data,
 			      gpointer user_data);
+
+/**
+ * vr_libvirt_worker_progress() - on the worker thread, from within a job:
+ * libvirt answered a call, so the job's deadline (and the queued jobs')
+ * starts again from now. A job making many calls (a listing) calls it
+ * between them.
+ */
+void vr_libvirt_worker_progress(void);
 
 /** vr_libvirt_worker_pending() - jobs submitted whose done callback has not run. */
 guint vr_libvirt_worker_pending(const struct vr_libvirt_worker *w);

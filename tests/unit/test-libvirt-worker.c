@@ -9,11 +9,12 @@
  * come back on the main context in order and never from within submit; a
  * job past its deadline is answered with a TIMEOUT on time while a
  * main-loop timer keeps its period; the worker is stalled naming the job
- * that holds the thread, and a job queued behind it is skipped; the late
+ * that holds the thread, and a job queued behind it is skipped; a slow but
+ * live libvirt (a long queue, a long job telling its progress) is not; the late
  * result is dropped; a job answered in time ends the stall (the owner hears
  * both); free joins the thread, frees every job's data and the thread data,
- * and calls nothing back; a thread blocked past the join time is left to
- * finish on its own, cleanly.
+ * and calls nothing back, from a done callback too; a thread blocked past
+ * the join time is left to finish on its own, cleanly.
  *
  * Criterion runs every test in its own process: the gate is a global.
  */
@@ -114,6 +115,27 @@ static gboolean job_run(gpointer thread_data, gpointer data, GError **error)
 		return FALSE;
 	}
 	return TRUE;
+}
+
+/* A slow but live libvirt: @steps calls of @step_ms each, the job telling
+ * the worker after each. */
+struct slow_data {
+	struct job_data base;
+	guint steps;
+	guint step_ms;
+	gboolean progress;
+};
+
+static gboolean slow_run(gpointer thread_data, gpointer data, GError **error)
+{
+	struct slow_data *j = data;
+
+	for (guint i = 0; i < j->steps; i++) {
+		g_usleep(j->step_ms * 1000);
+		if (j->progress)
+			vr_libvirt_worker_progress();
+	}
+	return job_run(thread_data, &j->base, error);
 }
 
 static void job_free(gpointer data)
@@ -359,6 +381,81 @@ Test(libvirt_worker, a_job_that_hangs_times_out_and_the_main_loop_keeps_its_pace
 	g_source_remove(timer);
 	cr_assert(vr_libvirt_worker_free(g_steal_pointer(&w)));
 	cr_assert_eq(g_atomic_int_get(&freed), 3, "expected every job's data freed");
+}
+
+Test(libvirt_worker, a_slow_but_live_libvirt_never_times_out)
+{
+	g_autoptr(vr_libvirt_worker) w = worker_new();
+	gint freed = 0;
+
+	struct slow_data *slow;
+
+	/* Ten jobs of 100 ms each: the last waits 1 s, the thread shows life
+	 * every 100 ms. */
+	for (guint i = 1; i <= 10; i++) {
+		slow = g_new0(struct slow_data, 1);
+		slow->base.id = i;
+		slow->base.freed = &freed;
+		slow->steps = 1;
+		slow->step_ms = 100;
+		vr_libvirt_worker_submit(w, "test-job", slow_run, job_done, slow, job_free, NULL);
+	}
+	/* One of 6 x 100 ms that says so after each call... */
+	slow = g_new0(struct slow_data, 1);
+	slow->base.id = 11;
+	slow->steps = 6;
+	slow->step_ms = 100;
+	slow->progress = TRUE;
+	vr_libvirt_worker_submit(w, "test-job", slow_run, job_done, slow, job_free, NULL);
+	wait_answers(11);
+	for (guint i = 0; i < 11; i++)
+		cr_assert_null(answer_at(i)->error, "job %u: %s", answer_at(i)->id,
+			       answer_at(i)->error);
+	cr_assert_null(vr_libvirt_worker_stall_reason(w));
+	cr_assert_eq(vr_libvirt_worker_get_timeouts(w), 0);
+
+	/* ... but one that does not is stuck past 300 ms. */
+	slow = g_new0(struct slow_data, 1);
+	slow->base.id = 12;
+	slow->steps = 6;
+	slow->step_ms = 100;
+	vr_libvirt_worker_submit(w, "silent-job", slow_run, job_done, slow, job_free, NULL);
+	wait_answers(12);
+	cr_assert(answer_at(11)->timeout, "expected the silent job to time out");
+	cr_assert_str_eq(vr_libvirt_worker_stall_reason(w),
+			 "libvirt did not answer silent-job within 300 ms");
+}
+
+static struct vr_libvirt_worker *to_free;
+
+/* A done callback that lets libvirt go on and frees the worker. */
+static void free_worker_done(struct vr_libvirt_worker *w, gpointer data, const GError *error,
+			     gpointer user_data)
+{
+	job_done(w, data, error, user_data);
+	gate_set(TRUE);
+	cr_assert(vr_libvirt_worker_free(g_steal_pointer(&to_free)));
+}
+
+Test(libvirt_worker, a_done_callback_may_free_the_worker)
+{
+	struct job_data *j = g_new0(struct job_data, 1);
+	gint freed = 0;
+
+	to_free = worker_new();
+	gate_set(FALSE);
+	j->id = 1;
+	j->gated = TRUE;
+	j->freed = &freed;
+	vr_libvirt_worker_submit(to_free, "test-job", job_run, free_worker_done, j, job_free, NULL);
+	submit(to_free, 2, FALSE, &freed); /* times out in the same watchdog round */
+	wait_answers(1);
+	for (int i = 0; i < 100; i++)
+		g_main_context_iteration(NULL, FALSE), g_usleep(1000);
+	cr_assert_null(to_free);
+	cr_assert_eq(answers->len, 1, "expected nothing called after the free");
+	cr_assert(answer_at(0)->timeout);
+	cr_assert_eq(g_atomic_int_get(&freed), 2, "expected both jobs' data freed");
 }
 
 /* Open the gate after 200 ms, from another thread. */
