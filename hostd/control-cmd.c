@@ -63,6 +63,10 @@ static void print_daemon(const struct vr_daemon_status *d)
 	g_print("%-19s %s, up %s\n", "vreclaimd:", version, uptime);
 	g_print("%-19s %s (%s)\n", "libvirt:", *uri ? uri : "-",
 		d->libvirt_connected ? "connected" : "NOT connected");
+	if (d->libvirt_degraded) {
+		g_autofree char *why = vr_text_escape(d->libvirt_degraded_reason, -1);
+		g_print("%-19s %s\n", "libvirt DEGRADED:", why);
+	}
 	g_print("%-19s %s (free memory %u.%u%%)\n",
 		"host needs memory:", d->host_needs_memory ? "yes" : "no",
 		d->free_mem_rate_permille / 10, d->free_mem_rate_permille % 10);

@@ -579,6 +579,9 @@ static const struct field daemon_fields[] = {
 	FIELD(vr_daemon_status, uptime_ms, FIELD_U64, 0),
 	FIELD(vr_daemon_status, libvirt_uri, FIELD_STRING, 0),
 	FIELD(vr_daemon_status, libvirt_connected, FIELD_BOOL, 0),
+	FIELD(vr_daemon_status, libvirt_degraded, FIELD_BOOL, 0),
+	FIELD(vr_daemon_status, libvirt_degraded_reason, FIELD_STRING, 0),
+	FIELD(vr_daemon_status, libvirt_stalls, FIELD_U64, 0),
 	FIELD(vr_daemon_status, host_needs_memory, FIELD_BOOL, 0),
 	FIELD(vr_daemon_status, free_mem_rate_permille, FIELD_UINT, VR_PERMILLE_MAX),
 	FIELD(vr_daemon_status, fleet_quota_bytes, FIELD_U64, 0),
@@ -1002,6 +1005,10 @@ char *vr_control_handle_line_as(const struct vr_control_ops *ops, gpointer user,
  * @reader:	cuts what it sent into lines (at most 64 KiB each).
  * @out:	the reply not written yet.
  * @eof:	it sent its last byte: close once @out is written.
+ * @pending:	the request being answered later (set_async), NULL when
+ *		none: its further requests wait until it is answered.
+ * @serving:	conn_serve() runs (a call answered from within it only
+ *		queues its reply).
  */
 struct control_conn {
 	struct vr_control_server *server;
@@ -1018,6 +1025,16 @@ struct control_conn {
 	struct vr_proto_reader *reader;
 	GString *out;
 	gboolean eof;
+	struct vr_control_call *pending;
+	gboolean serving;
+};
+
+/**
+ * struct vr_control_call - see control.h.
+ * @conn:	the client that asked, NULL once it left.
+ */
+struct vr_control_call {
+	struct control_conn *conn;
 };
 
 /**
@@ -1047,6 +1064,8 @@ static void conn_close(struct control_conn *c)
 		g_source_remove(c->out_watch);
 	if (c->idle_timer)
 		g_source_remove(c->idle_timer);
+	if (c->pending)
+		c->pending->conn = NULL; /* its answer goes nowhere */
 	close(c->fd);
 	vr_proto_reader_free(c->reader);
 	g_string_free(c->out, TRUE);
@@ -1085,14 +1104,46 @@ static gboolean conn_flush(struct control_conn *c)
 	return FALSE;
 }
 
+/*
+ * Start answering @line later when it is a set and the daemon answers sets
+ * later (set_async), for a client allowed to set (any other case, a bad
+ * line too, is answered at once by vr_control_handle_line_as()).
+ * Return: whether it was started.
+ */
+static gboolean conn_start_call(struct control_conn *c, const char *line, gsize len)
+{
+	g_auto(vr_control_request) req = { 0 };
+	struct vr_control_server *s = c->server;
+
+	if (!s->ops.set_async || conn_role(c) != VR_CONTROL_ROLE_ADMIN ||
+	    !vr_control_decode_request(line, len, &req, NULL) || req.command != VR_CONTROL_SET)
+		return FALSE;
+	c->pending = g_new0(struct vr_control_call, 1);
+	c->pending->conn = c;
+	s->ops.set_async(s->user, req.domain, (const char *const *)req.settings, c->pending);
+	return TRUE;
+}
+
+static gboolean conn_serve_lines(struct control_conn *c);
+
 /**
  * conn_serve() - answer the lines the client sent, one at a time: the next
- * waits until the last reply is written.
+ * waits until the last reply is written, or the pending call is answered.
  * Return: FALSE when the connection is done (gone, or ended and answered).
  */
 static gboolean conn_serve(struct control_conn *c)
 {
-	while (!c->out->len) {
+	gboolean ret;
+
+	c->serving = TRUE;
+	ret = conn_serve_lines(c);
+	c->serving = FALSE;
+	return ret;
+}
+
+static gboolean conn_serve_lines(struct control_conn *c)
+{
+	while (!c->out->len && !c->pending) {
 		g_autoptr(GError) error = NULL;
 		g_autofree char *line = NULL;
 		g_autofree char *reply = NULL;
@@ -1108,6 +1159,12 @@ static gboolean conn_serve(struct control_conn *c)
 			break;
 		} else {
 			g_debug("control client %p -> %.*s", (void *)c, (int)MIN(len, 1024), line);
+			if (conn_start_call(c, line, len)) {
+				/* Answered at once after all: flush it. */
+				if (c->out->len && !conn_flush(c))
+					return FALSE;
+				continue;
+			}
 			reply = vr_control_handle_line_as(&c->server->ops, c->server->user,
 							  conn_role(c), line, len);
 		}
@@ -1117,7 +1174,7 @@ static gboolean conn_serve(struct control_conn *c)
 		if (!conn_flush(c))
 			return FALSE;
 	}
-	return !(c->eof && !c->out->len);
+	return !(c->eof && !c->out->len && !c->pending);
 }
 
 static gboolean conn_on_in(gint fd, GIOCondition cond, gpointer data);
@@ -1126,7 +1183,7 @@ static gboolean conn_on_out(gint fd, GIOCondition cond, gpointer data);
 /* Watch for reading while nothing waits to be written, for writing else. */
 static void conn_update_watches(struct control_conn *c)
 {
-	gboolean want_in = !c->eof && !c->out->len;
+	gboolean want_in = !c->eof && !c->out->len && !c->pending;
 
 	if (c->out->len && !c->out_watch)
 		c->out_watch = g_unix_fd_add(c->fd, G_IO_OUT, conn_on_out, c);
@@ -1166,7 +1223,7 @@ static gboolean conn_on_in(gint fd, GIOCondition cond, gpointer data)
 		conn_close(c);
 		return G_SOURCE_REMOVE;
 	}
-	if (!c->eof && !c->out->len)
+	if (!c->eof && !c->out->len && !c->pending)
 		return G_SOURCE_CONTINUE;
 	c->in_watch = 0; /* a reply waits, or the client is done sending */
 	conn_update_watches(c);
@@ -1206,6 +1263,27 @@ static void send_error_line(int fd, const GError *error)
 
 static gboolean conn_on_idle(gpointer data);
 
+void vr_control_call_finish(struct vr_control_call *call, const GError *error)
+{
+	struct control_conn *c = call->conn;
+	g_autofree char *reply = error ? vr_control_encode_error(error) : vr_control_encode_empty();
+
+	g_free(call);
+	if (!c)
+		return;
+	c->pending = NULL;
+	c->active_us = g_get_monotonic_time();
+	g_debug("control client %p <- %.*s", (void *)c, (int)MIN(strlen(reply), 1024), reply);
+	g_string_append(c->out, reply);
+	if (c->serving)
+		return; /* conn_serve() goes on with it */
+	if (!conn_flush(c) || !conn_serve(c)) {
+		conn_close(c);
+		return;
+	}
+	conn_update_watches(c);
+}
+
 /* Arm @c's idle timer to fire @ms from now. */
 static void conn_arm_idle(struct control_conn *c, guint64 ms)
 {
@@ -1221,6 +1299,11 @@ static gboolean conn_on_idle(gpointer data)
 	guint64 idle_ms = (guint64)(g_get_monotonic_time() - c->active_us) / 1000;
 
 	c->idle_timer = 0; /* this source ends by returning REMOVE */
+	if (c->pending) {
+		/* Waiting for the daemon is not idling. */
+		conn_arm_idle(c, timeout_ms);
+		return G_SOURCE_REMOVE;
+	}
 	if (idle_ms < timeout_ms) {
 		conn_arm_idle(c, timeout_ms - idle_ms);
 		return G_SOURCE_REMOVE;

@@ -321,6 +321,20 @@ gboolean vr_control_decode_metrics_reply(const char *line, gsize len, char **tex
 /* ---- the server ---- */
 
 /**
+ * struct vr_control_call - a request answered later (struct
+ * vr_control_ops @set_async): the server's, until vr_control_call_finish().
+ */
+struct vr_control_call;
+
+/**
+ * vr_control_call_finish() - answer @call, on the main context, exactly
+ * once: an empty reply when @error is NULL, else @error's reply (as the
+ * synchronous ops' errors). @call is freed; a client that left meanwhile
+ * gets nothing.
+ */
+void vr_control_call_finish(struct vr_control_call *call, const GError *error);
+
+/**
  * struct vr_control_ops - what the server asks the daemon. Each runs on the
  * main loop and answers at once. @user is the server's user pointer. Errors
  * in the VR_CONTROL_ERROR domain choose the reply's class (NO_DOMAIN for a
@@ -331,6 +345,13 @@ gboolean vr_control_decode_metrics_reply(const char *line, gsize len, char **tex
  *		form by the server) to @domain, all or nothing.
  * @pause:	pause (@pause TRUE) or resume reclaim for @domain, or for
  *		every domain when @domain is NULL.
+ * @set_async:	@set for a daemon that must ask someone else first (libvirt,
+ *		on its own thread): the server uses it instead of @set when
+ *		given. It returns at once and answers @call later with
+ *		vr_control_call_finish(); meanwhile that client's further
+ *		requests wait (each client's replies stay in order; it is
+ *		not read, so one that leaves is closed when its answer
+ *		cannot be written), the other clients are served as usual.
  */
 struct vr_control_ops {
 	gboolean (*status)(gpointer user, GPtrArray **domains, struct vr_daemon_status *daemon,
@@ -338,6 +359,8 @@ struct vr_control_ops {
 	gboolean (*set)(gpointer user, const char *domain, const char *const *settings,
 			GError **error);
 	gboolean (*pause)(gpointer user, const char *domain, gboolean pause, GError **error);
+	void (*set_async)(gpointer user, const char *domain, const char *const *settings,
+			  struct vr_control_call *call);
 };
 
 /**

@@ -143,6 +143,13 @@ struct vr_domain_status {
  * @uptime_ms:		   time since it started, ms.
  * @libvirt_uri:	   the libvirt URI it manages.
  * @libvirt_connected:	   whether its libvirt connection is up.
+ * @libvirt_degraded:	   whether libvirt stopped answering in time: its
+ *			   requests time out; the domains vreclaimd knows are
+ *			   served as usual (their QMP and agent paths do not
+ *			   go through libvirtd).
+ * @libvirt_degraded_reason: why ("libvirt did not answer list-domains
+ *			   within 5 s"), "" when not degraded.
+ * @libvirt_stalls:	   how many times libvirt stopped answering in time.
  * @host_needs_memory:	   whether the host asks for memory back now (its
  *			   watermarks are on).
  * @free_mem_rate_permille: the host's free memory rate, 0..VR_PERMILLE_MAX.
@@ -155,6 +162,9 @@ struct vr_daemon_status {
 	uint64_t uptime_ms;
 	char libvirt_uri[VR_DAEMON_URI_SIZE];
 	gboolean libvirt_connected;
+	gboolean libvirt_degraded;
+	char libvirt_degraded_reason[VR_DOMAIN_REASON_SIZE];
+	uint64_t libvirt_stalls;
 	gboolean host_needs_memory;
 	guint free_mem_rate_permille;
 	uint64_t fleet_quota_bytes;

@@ -85,6 +85,14 @@ struct vr_manager {
 
 	struct vr_libvirt *lv;
 	GHashTable *domains; /* uuid -> struct vr_domain * */
+	/* libvirt's answers come later (libvirt-conn.h): a listing is asked
+	 * once at a time, a domain's lookup for its QEMU monitor too. */
+	gboolean listing;
+	GHashTable *lookups; /* uuids (owned) whose lookup is outstanding */
+	/* What libvirt last said of each of its domains (uuid -> struct
+	 * vr_libvirt_domain *, owned): a reload applies the new config to
+	 * them at once, whether libvirt answers or not. */
+	GHashTable *views;
 
 	struct vr_read_batch *reads;
 	guint meminfo_read;
@@ -318,6 +326,7 @@ static void manager_drop_domain(struct vr_manager *m, struct vr_domain *d, const
 		  why, d->reclaimed_bytes);
 	if (d->status_read_set)
 		vr_read_batch_remove(m->reads, d->status_read);
+	g_hash_table_remove(m->views, d->uuid);
 	g_hash_table_remove(m->domains, d->uuid);
 }
 
@@ -348,16 +357,85 @@ static enum vr_active_action choose_action(const struct vr_domain_tuning *tuning
 	return VR_ACTIVE_ACTION_NONE;
 }
 
+/**
+ * struct lv_call - what a libvirt request of the manager carries to its
+ * answer: the domain is found again by @uuid (it may have gone meanwhile).
+ * @m:		the manager (it outlives its libvirt connection).
+ * @uuid:	the domain's.
+ * @change:	for a domain event: what happened.
+ * @call:	for vreclaimctl set: the control client's call, answered
+ *		once (NULL then).
+ * @settings:	for vreclaimctl set: what to apply.
+ */
+struct lv_call {
+	struct vr_manager *m;
+	char uuid[VR_DOMAIN_UUID_STRING_LEN + 1];
+	enum vr_libvirt_change change;
+	struct vr_control_call *call;
+	char **settings;
+};
+
+static struct lv_call *lv_call_new(struct vr_manager *m, const char *uuid)
+{
+	struct lv_call *c = g_new0(struct lv_call, 1);
+
+	c->m = m;
+	g_strlcpy(c->uuid, uuid, sizeof(c->uuid));
+	return c;
+}
+
+static void lv_call_free(gpointer data)
+{
+	struct lv_call *c = data;
+
+	if (c->call) {
+		g_autoptr(GError) gone = g_error_new(VR_CONTROL_ERROR, VR_CONTROL_ERROR_FAILED,
+						     "vreclaimd let its libvirt connection go");
+		vr_control_call_finish(c->call, gone);
+	}
+	g_strfreev(c->settings);
+	g_free(c);
+}
+
+static void monitor_lookup_over(gpointer data)
+{
+	struct lv_call *c = data;
+
+	g_hash_table_remove(c->m->lookups, c->uuid);
+	lv_call_free(c);
+}
+
+static void monitor_lookup_done(virDomainPtr dom, const GError *error, gpointer user_data)
+{
+	struct lv_call *c = user_data;
+	struct vr_domain *d = g_hash_table_lookup(c->m->domains, c->uuid);
+	g_autoptr(GError) local = NULL;
+	struct vr_qemu_monitor *mon;
+
+	if (!d || d->monitor || d->qmp_path)
+		return;
+	if (!dom) {
+		g_autofree char *msg = g_strdup_printf("QEMU monitor: %s", error->message);
+		g_debug("%s: %s", d->name, msg);
+		vr_domain_set_error(d, msg);
+		return;
+	}
+	mon = vr_qemu_monitor_new_libvirt(dom);
+	mon->timeout_ms = VR_MANAGER_QMP_TIMEOUT_MS;
+	d->monitor = vr_monitor_worker_new(d->name, mon, &local);
+	if (!d->monitor)
+		vr_domain_set_error(d, local->message);
+}
+
 /*
  * @d's QEMU monitor worker, made on first use: a --qmp QEMU has one from its
  * probe; a libvirt domain's monitor goes through libvirt's passthrough, with
- * the same deadline as our own client.
+ * the same deadline as our own client. Its domain is looked up on
+ * libvirt's thread: FALSE without @error while that is outstanding (the
+ * next window uses it).
  */
 static gboolean domain_monitor(struct vr_manager *m, struct vr_domain *d, GError **error)
 {
-	struct vr_qemu_monitor *mon;
-	virDomainPtr dom;
-
 	if (d->monitor)
 		return TRUE;
 	if (!m->lv) {
@@ -365,14 +443,12 @@ static gboolean domain_monitor(struct vr_manager *m, struct vr_domain *d, GError
 			    "no QEMU monitor: vreclaimd has no libvirt connection");
 		return FALSE;
 	}
-	dom = vr_libvirt_lookup(m->lv, d->uuid, error);
-	if (!dom)
-		return FALSE;
-	mon = vr_qemu_monitor_new_libvirt(dom);
-	virDomainFree(dom);
-	mon->timeout_ms = VR_MANAGER_QMP_TIMEOUT_MS;
-	d->monitor = vr_monitor_worker_new(d->name, mon, error);
-	return d->monitor != NULL;
+	if (!g_hash_table_contains(m->lookups, d->uuid)) {
+		g_hash_table_add(m->lookups, g_strdup(d->uuid));
+		vr_libvirt_lookup(m->lv, d->uuid, monitor_lookup_done, lv_call_new(m, d->uuid),
+				  monitor_lookup_over);
+	}
+	return FALSE;
 }
 
 /*
@@ -473,6 +549,7 @@ static void ram_map_job_done(struct vr_monitor_worker *w, gpointer data, const G
  */
 static gboolean domain_start_host_reclaim(struct vr_manager *m, struct vr_domain *d, GError **error)
 {
+	g_autoptr(GError) local = NULL;
 	struct ram_map_job *j;
 
 	if (m->config->host_access_source == VR_HOST_ACCESS_SOURCE_NONE) {
@@ -486,8 +563,12 @@ static gboolean domain_start_host_reclaim(struct vr_manager *m, struct vr_domain
 			    "host-pageout: its QEMU process is not known yet");
 		return FALSE;
 	}
-	if (!domain_monitor(m, d, error))
+	if (!domain_monitor(m, d, &local)) {
+		if (!local)
+			return TRUE; /* its domain is being looked up */
+		g_propagate_error(error, g_steal_pointer(&local));
 		return FALSE;
+	}
 	if (vr_monitor_worker_is_busy(d->monitor))
 		return TRUE; /* asked already */
 	j = g_new0(struct ram_map_job, 1);
@@ -606,6 +687,10 @@ static void manager_refresh_domain(struct vr_manager *m, const struct vr_libvirt
 		d->name = g_strdup(ld->name);
 	}
 	was_managed = d->managed;
+	if (g_hash_table_lookup(m->views, ld->uuid) != ld) {
+		struct vr_libvirt_domain *view = vr_libvirt_domain_copy(ld);
+		g_hash_table_replace(m->views, view->uuid, view);
+	}
 
 	if (!vr_domain_xml_parse(ld->xml, &info, &error) &&
 	    !g_error_matches(error, VR_DOMAIN_XML_ERROR, VR_DOMAIN_XML_ERROR_UNSUPPORTED)) {
@@ -632,13 +717,19 @@ static void manager_refresh_domain(struct vr_manager *m, const struct vr_libvirt
 		domain_watch_pid(m, d);
 }
 
-static void manager_refresh_all(struct vr_manager *m)
+static void refresh_all_over(gpointer data)
 {
-	g_autoptr(GPtrArray) list = NULL;
-	g_autoptr(GError) error = NULL;
+	struct vr_manager *m = data;
+
+	m->listing = FALSE;
+}
+
+static void refresh_all_done(GPtrArray *list, const GError *error, gpointer user_data)
+{
+	struct vr_manager *m = user_data;
 	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
 
-	if (!vr_libvirt_list_running(m->lv, &list, &error)) {
+	if (!list) {
 		g_warning("%s", error->message);
 		return;
 	}
@@ -658,6 +749,17 @@ static void manager_refresh_all(struct vr_manager *m)
 		manager_drop_domain(m, g_ptr_array_index(gone, i), "no longer running");
 }
 
+/* List every running domain again, on libvirt's thread; the domains are
+ * brought up to date when the listing comes. One listing at a time: a
+ * listing asked while one is outstanding is that one. */
+static void manager_refresh_all(struct vr_manager *m)
+{
+	if (m->listing)
+		return;
+	m->listing = TRUE;
+	vr_libvirt_list_running(m->lv, refresh_all_done, m, refresh_all_over);
+}
+
 static void lv_connected(gpointer user_data)
 {
 	manager_refresh_all(user_data);
@@ -671,31 +773,50 @@ static void lv_disconnected(const char *reason, gpointer user_data)
 	g_message("libvirt is away (%s): the domains keep their state until it is back", reason);
 }
 
+static void domain_changed_done(const struct vr_libvirt_domain *ld, const GError *error,
+				gpointer user_data)
+{
+	struct lv_call *c = user_data;
+	struct vr_manager *m = c->m;
+	struct vr_domain *d = g_hash_table_lookup(m->domains, c->uuid);
+
+	if (error) {
+		/* A domain that stopped is let go whatever libvirt says now. */
+		if (d && c->change == VR_LIBVIRT_STOPPED)
+			manager_drop_domain(m, d, "stopped");
+		else
+			g_warning("%s: %s", d ? d->name : c->uuid, error->message);
+		return;
+	}
+	if (!ld) {
+		if (d)
+			manager_drop_domain(m, d,
+					    c->change == VR_LIBVIRT_STOPPED ? "stopped" :
+									      "no longer running");
+		return;
+	}
+	manager_refresh_domain(m, ld);
+}
+
+/*
+ * A domain event: the domain is read again on libvirt's thread, a stopped
+ * one too, so that the answers apply in the order of the events (libvirt's
+ * thread answers in order: an older read cannot bring back a domain that
+ * stopped since).
+ */
 static void lv_domain_changed(const char *uuid, const char *name, enum vr_libvirt_change change,
 			      gpointer user_data)
 {
 	struct vr_manager *m = user_data;
 	struct vr_domain *d = g_hash_table_lookup(m->domains, uuid);
-	g_autoptr(vr_libvirt_domain) ld = NULL;
-	g_autoptr(GError) error = NULL;
+	struct lv_call *c;
 
-	if (change == VR_LIBVIRT_STOPPED) {
-		if (d)
-			manager_drop_domain(m, d, "stopped");
-		return;
-	}
+	(void)name;
 	if (change == VR_LIBVIRT_REBOOTED && d)
 		g_message("%s: the guest rebooted", d->name);
-	if (!vr_libvirt_get_running(m->lv, uuid, &ld, &error)) {
-		g_warning("%s: %s", name, error->message);
-		return;
-	}
-	if (!ld) {
-		if (d)
-			manager_drop_domain(m, d, "no longer running");
-		return;
-	}
-	manager_refresh_domain(m, ld);
+	c = lv_call_new(m, uuid);
+	c->change = change;
+	vr_libvirt_get_running(m->lv, uuid, domain_changed_done, c, lv_call_free);
 }
 
 static const struct vr_libvirt_ops libvirt_ops = {
@@ -1319,6 +1440,8 @@ static void act_balloon(struct vr_manager *m, struct vr_domain *d)
 		domain_call(m, d, &req, call_ctx_new(m, d, VR_PROTO_GET_STATS));
 	}
 	if (!domain_monitor(m, d, &error)) {
+		if (!error)
+			return; /* its domain is being looked up */
 		g_autofree char *msg = g_strdup_printf("balloon: %s", error->message);
 		g_debug("%s: %s", d->name, msg);
 		vr_domain_set_error(d, msg);
@@ -1478,6 +1601,12 @@ static gboolean ctl_status(gpointer user, GPtrArray **domains, struct vr_daemon_
 	daemon->uptime_ms = (uint64_t)(g_get_monotonic_time() - m->started_us) / 1000;
 	g_strlcpy(daemon->libvirt_uri, vr_libvirt_uri(m->lv), sizeof(daemon->libvirt_uri));
 	daemon->libvirt_connected = vr_libvirt_is_connected(m->lv);
+	if (vr_libvirt_degraded_reason(m->lv)) {
+		daemon->libvirt_degraded = TRUE;
+		g_strlcpy(daemon->libvirt_degraded_reason, vr_libvirt_degraded_reason(m->lv),
+			  sizeof(daemon->libvirt_degraded_reason));
+	}
+	daemon->libvirt_stalls = vr_libvirt_stalls(m->lv);
 	daemon->host_needs_memory = m->host_needs_memory;
 	daemon->free_mem_rate_permille = m->host_known ? vr_host_free_mem_rate(&m->host) : 0;
 	daemon->fleet_quota_bytes = m->config->fleet_quota_bytes;
@@ -1570,46 +1699,99 @@ static gboolean ctl_set_qmp(struct vr_manager *m, struct vr_domain *d, const cha
 	return TRUE;
 }
 
-static gboolean ctl_set(gpointer user, const char *domain, const char *const *settings,
-			GError **error)
+/* set, last step: the domain as libvirt has it now, applied before the
+ * client hears that its set is done. */
+static void ctl_set_reread(const struct vr_libvirt_domain *ld, const GError *error,
+			   gpointer user_data)
 {
-	struct vr_manager *m = user;
-	g_autoptr(vr_libvirt_domain) ld = NULL;
+	struct lv_call *c = user_data;
+
+	(void)error; /* written all the same: the metadata event applies it */
+	if (ld && g_hash_table_contains(c->m->domains, c->uuid))
+		manager_refresh_domain(c->m, ld);
+	vr_control_call_finish(g_steal_pointer(&c->call), NULL);
+}
+
+static void ctl_set_written(const GError *error, gpointer user_data)
+{
+	struct lv_call *c = user_data;
+	struct vr_domain *d = g_hash_table_lookup(c->m->domains, c->uuid);
+	struct lv_call *next;
+
+	if (error) {
+		vr_control_call_finish(g_steal_pointer(&c->call), error);
+		return;
+	}
+	g_message("%s: metadata set by vreclaimctl", d ? d->name : c->uuid);
+	/* Apply it now; libvirt's metadata event applies it once more. */
+	next = lv_call_new(c->m, c->uuid);
+	next->call = g_steal_pointer(&c->call);
+	vr_libvirt_get_running(c->m->lv, c->uuid, ctl_set_reread, next, lv_call_free);
+}
+
+/* set, second step: what its metadata says now, with @c's settings applied,
+ * written back. */
+static void ctl_set_read(const struct vr_libvirt_domain *ld, const GError *error,
+			 gpointer user_data)
+{
+	struct lv_call *c = user_data;
+	struct vr_manager *m = c->m;
 	g_autoptr(vr_domain_tuning) tuning = NULL;
 	g_autoptr(GError) local = NULL;
 	g_autofree char *xml = NULL;
-	struct vr_domain *d = find_domain(m, domain, error);
+	struct lv_call *next;
 
-	if (!d)
-		return FALSE;
-	if (d->qmp_path)
-		return ctl_set_qmp(m, d, settings, error);
-	if (!vr_libvirt_get_running(m->lv, d->uuid, &ld, error))
-		return FALSE;
-	if (!ld) {
-		g_set_error(error, VR_CONTROL_ERROR, VR_CONTROL_ERROR_NO_DOMAIN,
-			    "domain '%s' is not running", domain);
-		return FALSE;
+	if (error || !ld) {
+		struct vr_domain *d = g_hash_table_lookup(m->domains, c->uuid);
+		if (!error)
+			local = g_error_new(VR_CONTROL_ERROR, VR_CONTROL_ERROR_NO_DOMAIN,
+					    "domain '%s' is not running", d ? d->name : c->uuid);
+		vr_control_call_finish(g_steal_pointer(&c->call), error ? error : local);
+		return;
 	}
 	/* Start from what its metadata says now (defaults when it has none or
 	 * it is invalid: set then writes a whole valid element). */
 	if (ld->metadata)
 		tuning = vr_domain_tuning_parse(ld->metadata, &local);
+	g_clear_error(&local);
 	if (!tuning) {
 		tuning = vr_domain_tuning_new();
 		tuning->enable = TRUE;
 	}
-	if (!tuning_apply_settings(m, tuning, settings, error))
-		return FALSE;
+	if (!tuning_apply_settings(m, tuning, (const char *const *)c->settings, &local)) {
+		vr_control_call_finish(g_steal_pointer(&c->call), local);
+		return;
+	}
 	xml = vr_domain_tuning_to_xml(tuning);
-	if (!vr_libvirt_set_metadata(m->lv, d->uuid, xml, error))
-		return FALSE;
-	g_message("%s: metadata set by vreclaimctl", d->name);
-	/* Apply it now; libvirt's metadata event applies it once more. */
-	g_clear_pointer(&ld, vr_libvirt_domain_free);
-	if (vr_libvirt_get_running(m->lv, d->uuid, &ld, NULL) && ld)
-		manager_refresh_domain(m, ld);
-	return TRUE;
+	next = lv_call_new(m, c->uuid);
+	next->call = g_steal_pointer(&c->call);
+	vr_libvirt_set_metadata(m->lv, c->uuid, xml, ctl_set_written, next, lv_call_free);
+}
+
+/*
+ * set: a --qmp QEMU's in the daemon; a libvirt domain's in its metadata,
+ * read and written on libvirt's thread (the client waits, the main loop
+ * does not): answered when libvirt wrote it, or with libvirt's error or
+ * its timeout.
+ */
+static void ctl_set_async(gpointer user, const char *domain, const char *const *settings,
+			  struct vr_control_call *call)
+{
+	struct vr_manager *m = user;
+	g_autoptr(GError) error = NULL;
+	struct vr_domain *d = find_domain(m, domain, &error);
+	struct lv_call *c;
+
+	if (d && d->qmp_path)
+		ctl_set_qmp(m, d, settings, &error);
+	if (!d || d->qmp_path) {
+		vr_control_call_finish(call, error);
+		return;
+	}
+	c = lv_call_new(m, d->uuid);
+	c->call = call;
+	c->settings = g_strdupv((char **)settings);
+	vr_libvirt_get_running(m->lv, d->uuid, ctl_set_read, c, lv_call_free);
 }
 
 static gboolean ctl_pause(gpointer user, const char *domain, gboolean pause, GError **error)
@@ -1635,8 +1817,8 @@ static gboolean ctl_pause(gpointer user, const char *domain, gboolean pause, GEr
 
 static const struct vr_control_ops control_ops = {
 	.status = ctl_status,
-	.set = ctl_set,
 	.pause = ctl_pause,
+	.set_async = ctl_set_async,
 };
 
 /* ---- life cycle ----------------------------------------------------------- */
@@ -1665,6 +1847,9 @@ struct vr_manager *vr_manager_new(struct vr_daemon_config *config, const char *c
 					   vr_libvirt_run_dir(m->config->connect_uri);
 	m->domains = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
 					   (GDestroyNotify)vr_domain_free);
+	m->lookups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	m->views = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+					 (GDestroyNotify)vr_libvirt_domain_free);
 	m->reads = vr_read_batch_new(TRUE, error);
 	if (!m->reads)
 		return NULL;
@@ -1785,6 +1970,7 @@ gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 	}
 	if (uri_changed) {
 		g_hash_table_foreach_remove(m->domains, domain_is_libvirt, NULL);
+		g_hash_table_remove_all(m->views);
 		g_clear_pointer(&m->lv, vr_libvirt_free);
 		g_free(m->run_dir);
 		m->run_dir = m->run_dir_override ? g_strdup(m->run_dir_override) :
@@ -1792,9 +1978,20 @@ gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 		m->lv = vr_libvirt_new(m->config->connect_uri, (guint)m->config->reconnect_max_ms,
 				       &libvirt_ops, m);
 		vr_libvirt_start(m->lv);
-	} else if (vr_libvirt_is_connected(m->lv)) {
-		/* Policies and the manage mode may have changed. */
-		manager_refresh_all(m);
+	} else {
+		/* Policies and the manage mode may have changed: applied now to
+		 * what libvirt last said of each domain, then to a new listing. */
+		g_autoptr(GPtrArray) views =
+			g_ptr_array_new_with_free_func((GDestroyNotify)vr_libvirt_domain_free);
+		GHashTableIter it;
+		gpointer view;
+		g_hash_table_iter_init(&it, m->views);
+		while (g_hash_table_iter_next(&it, NULL, &view))
+			g_ptr_array_add(views, vr_libvirt_domain_copy(view));
+		for (guint i = 0; i < views->len; i++)
+			manager_refresh_domain(m, g_ptr_array_index(views, i));
+		if (vr_libvirt_is_connected(m->lv))
+			manager_refresh_all(m);
 	}
 	/* A --qmp QEMU keeps its tuning; its policy file may have changed. */
 	g_autoptr(GPtrArray) doms = managed_domains(m);
@@ -1816,6 +2013,10 @@ void vr_manager_free(struct vr_manager *m)
 	if (m->domains)
 		g_hash_table_destroy(m->domains);
 	g_clear_pointer(&m->lv, vr_libvirt_free);
+	if (m->lookups)
+		g_hash_table_destroy(m->lookups);
+	if (m->views)
+		g_hash_table_destroy(m->views);
 	g_clear_pointer(&m->control, vr_control_server_free);
 	g_clear_pointer(&m->metrics, vr_metrics_server_free);
 	g_clear_pointer(&m->reads, vr_read_batch_free);

@@ -212,6 +212,12 @@ char *vr_metrics_render(const GPtrArray *domains, const struct vr_daemon_status 
 	family(out, "vreclaim_libvirt_connected", "gauge",
 	       "Whether vreclaimd's libvirt connection is up (1) or not (0).");
 	sample_u64(out, "vreclaim_libvirt_connected", daemon->libvirt_connected ? 1 : 0);
+	family(out, "vreclaim_libvirt_degraded", "gauge",
+	       "Whether libvirt stopped answering vreclaimd's requests in time (1) or not (0).");
+	sample_u64(out, "vreclaim_libvirt_degraded", daemon->libvirt_degraded ? 1 : 0);
+	family(out, "vreclaim_libvirt_stalls_total", "counter",
+	       "Times libvirt stopped answering vreclaimd's requests in time.");
+	sample_u64(out, "vreclaim_libvirt_stalls_total", daemon->libvirt_stalls);
 	family(out, "vreclaim_host_needs_memory", "gauge",
 	       "Whether the host asks for memory back now (1) or not (0).");
 	sample_u64(out, "vreclaim_host_needs_memory", daemon->host_needs_memory ? 1 : 0);

@@ -645,7 +645,17 @@ Test(vreclaimd, reload_new_uri)
 	reload_and_wait(1);
 	doms = status(&d);
 	cr_assert_str_eq(d.libvirt_uri, uri, "expected the new URI, got '%s'", d.libvirt_uri);
-	cr_assert(d.libvirt_connected, "expected the daemon connected to the new URI");
+	/* The new connection opens on libvirt's thread: soon, not at once. */
+	for (gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+	     !d.libvirt_connected || doms->len != 1;) {
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected the daemon connected to the new URI with its one domain "
+			  "within %d ms (connected: %d, %u domains); its log:\n%s",
+			  DAEMON_WAIT_MS, d.libvirt_connected, doms->len, daemon_log());
+		g_usleep(POLL_US);
+		g_clear_pointer(&doms, g_ptr_array_unref);
+		doms = status(&d);
+	}
 	cr_assert_eq(doms->len, 1, "expected only the new node's domain, got %u domains",
 		     doms->len);
 	expect_reason(doms, "other", DISABLED);

@@ -628,6 +628,8 @@ Test(wire, status_reply_ignores_members_it_does_not_know)
 {
 	const char *line = "{\"return\":{\"daemon\":{\"version\":\"9\",\"uptime_ms\":1,"
 			   "\"libvirt_uri\":\"\",\"libvirt_connected\":false,"
+			   "\"libvirt_degraded\":false,\"libvirt_degraded_reason\":\"\","
+			   "\"libvirt_stalls\":0,"
 			   "\"host_needs_memory\":false,\"free_mem_rate_permille\":0,"
 			   "\"fleet_quota_bytes\":0,\"reloads\":0,\"ticks\":0,\"new\":[1]},"
 			   "\"domains\":[],\"later\":true}}";
@@ -1073,6 +1075,124 @@ Test(server, a_client_that_half_closes_gets_its_replies)
 	g_autofree char *end = read_line(fd);
 	cr_assert_null(end, "expected the server to close after the last reply");
 	close(fd);
+}
+
+/* ---- set answered later (set_async) ---- */
+
+/* The calls set_async left open, in order, with their domains. */
+static GPtrArray *open_calls;
+static GPtrArray *open_domains;
+
+static void fake_set_async(gpointer user, const char *domain, const char *const *settings,
+			   struct vr_control_call *call)
+{
+	(void)user;
+	(void)settings;
+	if (!strcmp(domain, "now")) { /* answered from within: allowed too */
+		vr_control_call_finish(call, NULL);
+		return;
+	}
+	g_ptr_array_add(open_calls, call);
+	g_ptr_array_add(open_domains, g_strdup(domain));
+}
+
+static const struct vr_control_ops async_ops = {
+	.status = fake_status,
+	.set = fake_set,
+	.pause = fake_pause,
+	.set_async = fake_set_async,
+};
+
+static void start_async_server(void)
+{
+	g_autoptr(GError) err = NULL;
+
+	open_calls = g_ptr_array_new();
+	open_domains = g_ptr_array_new_with_free_func(g_free);
+	server = vr_control_server_new(sock_path, 0600, &rules, &async_ops, NULL, &err);
+	cr_assert_not_null(server, "cannot start the server: %s", err ? err->message : "?");
+}
+
+/* Whether @fd has a byte to read now. */
+static gboolean readable(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_PEEK) > 0;
+}
+
+Test(server, a_set_answered_later_holds_only_its_own_client)
+{
+	start_async_server();
+	int a = raw_connect();
+	int b = raw_connect();
+
+	/* A's set waits for the daemon; its next request waits behind it. */
+	g_autofree char *set = dq("{'command':'set','domain':'web1','settings':['priority=80']}\n"
+				  "{'command':'pause','domain':'web1'}\n");
+	send_all(a, set, strlen(set));
+	pump_ms(20);
+	cr_assert_eq(open_calls->len, 1, "expected the set handed to set_async");
+	cr_assert_str_eq(g_ptr_array_index(open_domains, 0), "web1");
+	cr_assert_eq(F.nr_set, 0, "the synchronous set must not be called");
+	cr_assert_not(readable(a), "A got a reply before its set was answered");
+	cr_assert_eq(F.nr_pause, 0, "A's next request ran before its set was answered");
+
+	/* B is served meanwhile, a set answered at once too. */
+	g_autofree char *rb = exchange(b, "{'command':'status'}\n");
+	expect_status_reply(rb);
+	g_autofree char *rb2 =
+		exchange(b, "{'command':'set','domain':'now','settings':['priority=1']}\n");
+	cr_assert_str_eq(rb2, "{\"return\":{}}\n");
+
+	/* The daemon answers A's set with an error: A gets it, then its pause. */
+	g_autoptr(GError) late = g_error_new(G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+					     "libvirt did not answer set-metadata within 5 s");
+	vr_control_call_finish(g_ptr_array_index(open_calls, 0), late);
+	g_autofree char *ra = read_line(a);
+	expect_error_reply(ra, VR_CONTROL_ERROR_FAILED, "set-metadata within 5 s");
+	g_autofree char *ra2 = read_line(a);
+	cr_assert_str_eq(ra2, "{\"return\":{}}\n");
+	cr_assert_eq(F.nr_pause, 1);
+	close(a);
+	close(b);
+	g_ptr_array_unref(open_calls);
+	g_ptr_array_unref(open_domains);
+}
+
+Test(server, a_set_answered_after_its_client_left_goes_nowhere)
+{
+	start_async_server();
+	int a = raw_connect();
+
+	g_autofree char *set = dq("{'command':'set','domain':'web1','settings':['priority=80']}\n");
+	send_all(a, set, strlen(set));
+	shutdown(a, SHUT_WR); /* a half-close keeps the client until answered */
+	pump_ms(20);
+	cr_assert_eq(open_calls->len, 1);
+	cr_assert_eq(vr_control_server_nr_clients(server), 1);
+	vr_control_call_finish(g_ptr_array_index(open_calls, 0), NULL);
+	g_autofree char *ra = read_line(a);
+	cr_assert_str_eq(ra, "{\"return\":{}}\n");
+	g_autofree char *end = read_line(a);
+	cr_assert_null(end, "expected the server to close after the last reply");
+	close(a);
+
+	/* One that leaves for good before its answer. */
+	int c = raw_connect();
+	send_all(c, set, strlen(set));
+	pump_ms(20);
+	cr_assert_eq(open_calls->len, 2);
+	close(c);
+	pump_ms(20);
+	/* Not read while its answer is due: it is closed when the answer
+	 * cannot be written. */
+	cr_assert_eq(vr_control_server_nr_clients(server), 1);
+	vr_control_call_finish(g_ptr_array_index(open_calls, 1), NULL);
+	pump_ms(20);
+	cr_assert_eq(vr_control_server_nr_clients(server), 0);
+	g_ptr_array_unref(open_calls);
+	g_ptr_array_unref(open_domains);
 }
 
 Test(server, refuses_clients_beyond_its_limit)

@@ -19,6 +19,10 @@ static inline void daemon_fill(struct vr_daemon_status *d)
 	d->uptime_ms = 3723999;
 	g_strlcpy(d->libvirt_uri, "qemu:///system", sizeof(d->libvirt_uri));
 	d->libvirt_connected = TRUE;
+	d->libvirt_degraded = TRUE;
+	g_strlcpy(d->libvirt_degraded_reason, "libvirt did not answer list-domains within 5 s",
+		  sizeof(d->libvirt_degraded_reason));
+	d->libvirt_stalls = 3;
 	d->host_needs_memory = TRUE;
 	d->free_mem_rate_permille = 62;
 	d->fleet_quota_bytes = 256 * (1ULL << 20);
