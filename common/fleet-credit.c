@@ -149,9 +149,11 @@ static bool credit_judge(struct vr_fleet_credit *c, int64_t end_nr, uint64_t rss
 	c->long_claimed_bytes = c->long_released_bytes = 0;
 	c->judgements++;
 	c->verdict = VR_FLEET_CREDIT_IDLE;
-	if (sp.claimed < sp.granted / VR_FLEET_CREDIT_IDLE_DIVISOR) {
+	if (sp.claimed < sp.granted / VR_FLEET_CREDIT_IDLE_DIVISOR &&
+	    sp.released < VR_FLEET_CREDIT_MIN_CLAIM_BYTES) {
 		/* Idle: no evidence either way; the share it leaves goes to
-		 * the others while it stays so. */
+		 * the others while it stays so. An RSS that fell is no idle
+		 * domain, whatever its agent says (or says late). */
 		c->idle_judgements++;
 		c->credit_permille = VR_FLEET_CREDIT_FLOOR_PERMILLE;
 		return true;

@@ -18,9 +18,9 @@
  *    reclaimed in one measure) as a liar would say it did;
  *  - released: how far its RSS fell.
  *
- * A domain that claims almost nothing of its grant is idle, not lying: its
- * share is cut to the floor while it stays so (the others get what it
- * leaves) and its trust is not touched. One that claims too little to be
+ * A domain that claims almost nothing of its grant and whose RSS does not
+ * fall is idle, not lying: its share is cut to the floor while it stays so
+ * (the others get what it leaves) and its trust is not touched. One that claims too little to be
  * weighed against the RSS's 2 MiB steps is slow: nothing changes. Otherwise
  * it gave back when its RSS fell by a part of what it claimed, over the
  * horizon or, for a slow guest that gives back in bursts, over a longer
@@ -91,10 +91,14 @@
 #define VR_FLEET_CREDIT_CLAIM_DIVISOR 16U
 
 /*
- * A horizon in which the domain claimed less than its grant divided by this
- * finds it idle: 256. An honest TCG guest under a loaded host claimed 1.2%
- * of its grant (30 MiB reclaimed over 80 s of 32 MiB/s); one that claims
- * nothing (or sends no counters) is not lying, but its share is wasted.
+ * A horizon in which the domain claimed less than its grant divided by this,
+ * and its RSS fell by less than VR_FLEET_CREDIT_MIN_CLAIM_BYTES, finds it
+ * idle: 256. An honest TCG guest under a loaded host claimed 1.2% of its
+ * grant (30 MiB reclaimed over 80 s of 32 MiB/s); one that claims nothing
+ * (or sends no counters) is not lying, but its share is wasted. The RSS
+ * counts too: in tests/e2e/libvirt-fleet an honest guest's counter said
+ * 1.3 MiB in the first 20 s of its grant while its RSS fell 92 MiB (its
+ * agent's stats came late).
  */
 #define VR_FLEET_CREDIT_IDLE_DIVISOR 256U
 
@@ -115,8 +119,9 @@
 /**
  * enum vr_fleet_credit_verdict - what a judgement found.
  * @VR_FLEET_CREDIT_IDLE:	it claimed less than its grant /
- *				VR_FLEET_CREDIT_IDLE_DIVISOR: its credit is
- *				the floor while it is idle, its trust stays.
+ *				VR_FLEET_CREDIT_IDLE_DIVISOR and its RSS did
+ *				not fall: its credit is the floor while it is
+ *				idle, its trust stays.
  * @VR_FLEET_CREDIT_SLOW:	it claimed too little to be weighed: nothing
  *				changes.
  * @VR_FLEET_CREDIT_GAVE_BACK:	its RSS fell by what it claimed asks: trust
@@ -235,7 +240,8 @@ void vr_fleet_credit_init(struct vr_fleet_credit *c);
  * VR_FLEET_CREDIT_MIN_GRANT_BYTES (claimed = min(reclaimed in all but the
  * newest window, granted)):
  *
- *  - claimed < granted / VR_FLEET_CREDIT_IDLE_DIVISOR: idle;
+ *  - claimed < granted / VR_FLEET_CREDIT_IDLE_DIVISOR and its RSS fell by
+ *    less than VR_FLEET_CREDIT_MIN_CLAIM_BYTES: idle;
  *    @c->credit_permille is the floor until a horizon finds it busy again;
  *    the trust stays;
  *  - it gave back when claimed >= VR_FLEET_CREDIT_MIN_CLAIM_BYTES and its

@@ -257,6 +257,37 @@ Test(fleet_credit, an_honest_slow_tcg_guest_keeps_full_credit)
 	cr_assert_eq(credit[199], FLOOR);
 }
 
+/* tests/e2e/libvirt-fleet, another run: the low-priority domain's counter
+ * said 1.3 MiB for the first 25 s of its grant while its RSS fell 92 MiB
+ * (from 20 s), then 58 MiB at 27 s and 159 at 38 s: its stats came late.
+ * Not idle: the host saw its memory come back. */
+static struct profile_point late_stats(int64_t t)
+{
+	uint64_t ram = t < 20 ? 360 : t < 38 ? 266 : 234;
+	uint64_t claimed_kib = t < 25 ? (uint64_t)t * 1024 / 20 :
+			       t < 27 ? 58 * 1024 :
+			       t < 38 ? 159 * 1024 :
+					242 * 1024;
+
+	return (struct profile_point){ .rss_bytes = (ram + 120) * MIB,
+				       .agent_known = true,
+				       .reclaimed_bytes = claimed_kib * 1024 };
+}
+
+Test(fleet_credit, late_stats_with_a_falling_rss_are_not_idle)
+{
+	struct vr_fleet_credit c;
+	uint32_t credit[60];
+
+	vr_fleet_credit_init(&c);
+	play(&c, 0, 60, 32, late_stats, credit);
+	for (int t = 0; t < 60; t++)
+		cr_assert_eq(credit[t], FULL, "t=%d s: got %u (verdict %d)", t, credit[t],
+			     (int)c.verdict);
+	cr_assert_eq(c.idle_judgements, 0);
+	cr_assert_eq(c.failed, 0);
+}
+
 /* It says it reclaimed 4 MiB/s; its RSS falls by @release_permille of that. */
 static uint32_t release_permille;
 
