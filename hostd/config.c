@@ -65,12 +65,12 @@ G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)
 #define DEFAULT_FLEET_QUOTA_BYTES (256ULL << 20)
 /* 1000 ms: DAMON_RECLAIM's reset_interval. */
 #define DEFAULT_FLEET_QUOTA_RESET_INTERVAL_MS 1000U
-/* 100%: the fleet credit is measured and shown but cuts no share. Its
- * signal, the QEMU process's RSS over 30 s, judged honest TCG guests in
- * tests/e2e/libvirt-fleet as liars (reclaim freed memory that free page
- * reporting had not handed back yet) and turned the domains' priorities
- * around; a host that runs untrusted guests sets 12.5%. */
-#define DEFAULT_FLEET_CREDIT_FLOOR_BP 10000U
+/* 12.5%: a domain whose agent claims reclaim and whose QEMU gives nothing
+ * back keeps an eighth of its share. Judged on what the guest claims it
+ * reclaimed (not on the whole share, which DAMOS charges whatever a slow
+ * guest reclaims) over 30 s and, for a guest that gives back in bursts,
+ * 90 s: honest TCG guests in tests/e2e/libvirt-fleet keep full credit. */
+#define DEFAULT_FLEET_CREDIT_FLOOR_BP 1250U
 /* Decoding an agent's picture of 300 regions costs the daemon ~0.3 ms of
  * CPU (bench/fleet-scale): 50 a tick bound that part to ~1.5% of a CPU at
  * the default interval whatever the fleet's size, and a fleet of up to 50

@@ -140,8 +140,9 @@ const char *vr_host_access_source_name(enum vr_host_access_source_kind kind);
  * @fleet_credit_floor_bp: the least part of its share a domain keeps
  *			 whatever its RSS gives back, basis points (key
  *			 "credit-floor"): 10000 (100%) leaves the shares to the
- *			 fleet credit's judgement unbound, i.e. off; 1250 lets
- *			 it cut a domain that gives nothing back to an eighth.
+ *			 fleet credit's judgement unbound, i.e. off; 1250 (the
+ *			 default) lets it cut a domain that gives nothing back
+ *			 to an eighth.
  * @fleet_pictures_per_tick: access pictures (agent get-regions) asked for
  *			 per tick at most, 1..100000 (key "pictures-per-tick"):
  *			 a larger fleet has each domain's picture refreshed

@@ -215,9 +215,31 @@ void vr_domain_add_reclaimed(struct vr_domain *d, uint64_t bytes)
 	d->reclaimed_bytes = vr_u64_add_sat(d->reclaimed_bytes, bytes);
 }
 
+static const char *credit_verdict_name(enum vr_fleet_credit_verdict verdict)
+{
+	switch (verdict) {
+	case VR_FLEET_CREDIT_IDLE:
+		return "idle: its share goes to the others while it is";
+	case VR_FLEET_CREDIT_SLOW:
+		return "slow: too small a claim to judge";
+	case VR_FLEET_CREDIT_GAVE_BACK:
+		return "it gives back";
+	case VR_FLEET_CREDIT_HELD_BACK:
+		return "it does not give back what it claims";
+	}
+	return "?";
+}
+
 uint32_t vr_domain_update_credit(struct vr_domain *d, int64_t now_us, uint64_t share_window_us)
 {
 	uint32_t before = d->credit.credit_permille;
+	struct vr_fleet_credit_sample s = {
+		.rss_bytes = d->rss_bytes,
+		.share_bytes = d->share_bytes,
+		.share_window_us = share_window_us,
+		.agent_known = d->has_stats && d->session && vr_agent_session_is_up(d->session),
+		.reclaimed_bytes = policy_reclaimed_bytes(&d->stats),
+	};
 
 	if (d->action != VR_ACTIVE_ACTION_AGENT_RECLAIM) {
 		vr_fleet_credit_init(&d->credit);
@@ -225,18 +247,21 @@ uint32_t vr_domain_update_credit(struct vr_domain *d, int64_t now_us, uint64_t s
 	}
 	if (!d->rss_bytes)
 		return d->credit.credit_permille; /* its QEMU process is not read yet */
-	if (vr_fleet_credit_update(&d->credit, now_us, d->rss_bytes, d->share_bytes,
-				   share_window_us) &&
-	    d->credit.credit_permille != before)
-		g_debug("%s: fleet credit %u.%03u -> %u.%03u: its RSS fell %" G_GUINT64_FORMAT
-			" bytes while it was granted %" G_GUINT64_FORMAT
-			" bytes over the last %d s (it gives back at 1/%u)",
+	if (vr_fleet_credit_update(&d->credit, now_us, &s) && d->credit.credit_permille != before)
+		g_debug("%s: fleet credit %u.%03u -> %u.%03u (%s): over the last %d s it was granted %" G_GUINT64_FORMAT
+			" bytes, its agent claimed %" G_GUINT64_FORMAT
+			" reclaimed and its RSS fell %" G_GUINT64_FORMAT
+			" bytes (over %d s: %" G_GUINT64_FORMAT " claimed, %" G_GUINT64_FORMAT
+			" fell); it gives back at 1/%u of its claim, is idle under 1/%u of its grant",
 			d->name, before / 1000, before % 1000, d->credit.credit_permille / 1000,
-			d->credit.credit_permille % 1000, d->credit.released_bytes,
-			d->credit.granted_bytes,
+			d->credit.credit_permille % 1000, credit_verdict_name(d->credit.verdict),
 			(int)(VR_FLEET_CREDIT_HORIZON_WINDOWS * VR_FLEET_CREDIT_WINDOW_US /
 			      G_USEC_PER_SEC),
-			VR_FLEET_CREDIT_RETURN_DIVISOR);
+			d->credit.granted_bytes, d->credit.claimed_bytes, d->credit.released_bytes,
+			(int)(VR_FLEET_CREDIT_LONG_HORIZON_WINDOWS * VR_FLEET_CREDIT_WINDOW_US /
+			      G_USEC_PER_SEC),
+			d->credit.long_claimed_bytes, d->credit.long_released_bytes,
+			VR_FLEET_CREDIT_CLAIM_DIVISOR, VR_FLEET_CREDIT_IDLE_DIVISOR);
 	return d->credit.credit_permille;
 }
 

@@ -80,7 +80,8 @@
  *			fleet refused.
  * @reject_log:		the rate limit of the warnings about them.
  * @credit:		its fleet credit (struct vr_fleet_credit): the RSS it
- *			released per share granted. Judged for agent-reclaim
+ *			released per share its agent used and per reclaim it
+ *			claimed. Judged for agent-reclaim
  *			only (the other actions are the host's own doing);
  *			full otherwise.
  * @rss_start_bytes, @rss_bytes, @swap_bytes: the QEMU process's resident size
@@ -254,10 +255,11 @@ void vr_domain_add_reclaimed(struct vr_domain *d, uint64_t bytes);
 
 /**
  * vr_domain_update_credit() - @d's fleet credit after this tick's
- * observation (vr_fleet_credit_update()): its RSS now (@d->rss_bytes) and
- * the share it held since the last tick (@d->share_bytes, bytes per
- * @share_window_us). Call it before the new shares are written. Logs when a
- * judgement changes the credit. A domain whose action is not agent-reclaim
+ * observation (vr_fleet_credit_update()): its RSS now (@d->rss_bytes), the
+ * share it held since the last tick (@d->share_bytes, bytes per
+ * @share_window_us) and its agent's counters (@d->stats, while its session
+ * is up and it sent stats). Call it before the new shares are written. Logs
+ * when a judgement changes the credit. A domain whose action is not agent-reclaim
  * is not judged: its credit is (set back to) full.
  * @now_us:	monotonic time, us.
  *

@@ -1093,7 +1093,7 @@ static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *
 	g_autoptr(GError) error = NULL;
 	g_auto(vr_proto_regions) picture = { 0 };
 	const struct vr_scheme *s = domain_pageout_scheme(d);
-	uint64_t eligible = 0;
+	uint64_t eligible = 0, cut;
 	double used = 1.0;
 
 	if (!s || !d->source || !vr_agent_session_is_up(d->session))
@@ -1122,13 +1122,22 @@ static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *
 	for (guint score = 0; score <= VR_MAX_SCORE; score++) {
 		eligible += fd->hist_bytes[score];
 		fd->hist_bytes[score] = (uint64_t)((double)fd->hist_bytes[score] * used);
-		d->cold_bytes += fd->hist_bytes[score];
 	}
+	/* No more than the host can get back from it: its RSS less the free
+	 * memory its guest says is still resident (the guest can only lower
+	 * it). */
+	cut = vr_fleet_credit_bound_offer(
+		fd->hist_bytes,
+		vr_fleet_credit_offer_bound(d->rss_bytes, d->has_stats, d->stats.mem_free_bytes,
+					    d->stats.reportable_free_bytes));
+	for (guint score = 0; score <= VR_MAX_SCORE; score++)
+		d->cold_bytes += fd->hist_bytes[score];
 	g_debug("%s: picture of %u regions: %" G_GUINT64_FORMAT
 		" bytes cold enough, %" G_GUINT64_FORMAT
-		" of them counted (%.0f%% of the guest is in use)",
+		" of them counted (%.0f%% of the guest is in use; %" G_GUINT64_FORMAT
+		" beyond what its RSS can give)",
 		d->name, picture.regions ? picture.regions->len : 0, eligible, d->cold_bytes,
-		used * 100);
+		used * 100, cut);
 	return TRUE;
 }
 

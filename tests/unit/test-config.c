@@ -128,7 +128,8 @@ Test(config_defaults, values)
 	cr_assert_eq(c->fleet_quota_bytes, 256 * MIB, "256 MiB per window");
 	cr_assert_eq(c->fleet_quota_reset_interval_ms, 1000);
 	cr_assert_eq(c->default_priority, 50);
-	cr_assert_eq(c->fleet_credit_floor_bp, 10000, "the fleet credit cuts no share by default");
+	cr_assert_eq(c->fleet_credit_floor_bp, 1250,
+		     "the fleet credit cuts a share to an eighth by default");
 	cr_assert_eq(c->fleet_pictures_per_tick, 50, "50 pictures a tick");
 	cr_assert_eq(c->default_actions, VR_DOMAIN_ACTION_AGENT_RECLAIM,
 		     "in-guest reclaim only by default");

@@ -236,7 +236,9 @@ Test(domain_bounds, totals_saturate_instead_of_wrapping)
 
 TestSuite(domain_credit, .description = "vr_domain_update_credit()");
 
-Test(domain_credit, an_agent_domain_that_releases_nothing_loses_credit)
+/* Without an agent session it claims nothing: idle, its share cut to the
+ * floor (its trust stays). */
+Test(domain_credit, an_agent_domain_that_claims_nothing_is_cut_to_the_floor)
 {
 	g_autoptr(vr_domain) d = guest_512m();
 
@@ -247,6 +249,8 @@ Test(domain_credit, an_agent_domain_that_releases_nothing_loses_credit)
 		vr_domain_update_credit(d, t * S, S);
 	cr_assert_eq(d->credit.credit_permille, VR_FLEET_CREDIT_FLOOR_PERMILLE, "got %u",
 		     d->credit.credit_permille);
+	cr_assert_eq(d->credit.verdict, VR_FLEET_CREDIT_IDLE);
+	cr_assert_eq(d->credit.trust_permille, VR_FLEET_CREDIT_FULL_PERMILLE);
 	d->action = VR_ACTIVE_ACTION_BALLOON;
 	cr_assert_eq(vr_domain_update_credit(d, 60 * S, S), VR_FLEET_CREDIT_FULL_PERMILLE,
 		     "the balloon is the host's own doing: full credit");
