@@ -1008,6 +1008,8 @@ static void acquire_host(struct vr_manager *m)
 	}
 	m->host.mem_total_bytes = mi.mem_total_bytes;
 	m->host.mem_available_bytes = mi.mem_available_bytes;
+	m->host.swap_total_bytes = mi.swap_total_bytes;
+	m->host.swap_free_bytes = mi.swap_free_bytes;
 	text = vr_read_batch_text(m->reads, m->psi_read, &len, &file_error);
 	if (text && vr_psi_parse(text, &psi, NULL)) {
 		m->host.psi_some_avg10_bp = psi.some.avg10_bp;
@@ -1175,6 +1177,11 @@ static gboolean decide_domain_offer(struct vr_manager *m, struct vr_domain *d,
 		s = domain_pageout_scheme(d);
 		if (!s || !d->host_reclaim)
 			return FALSE;
+		/* A full host swap takes nothing: the quota goes to others. */
+		if (m->host_known && !vr_host_pageout_room(&m->host)) {
+			vr_domain_set_error(d, "host-pageout waits: the host's swap is full");
+			return FALSE;
+		}
 		if (!vr_host_reclaim_cold_histogram(d->host_reclaim, s, fd->hist_bytes, &error)) {
 			g_warning("%s: %s", d->name, error->message);
 			vr_domain_set_error(d, error->message);
@@ -1467,6 +1474,8 @@ static void act_host_pageout(struct vr_manager *m, struct vr_domain *d)
 	 * previous vreclaimd began too (restored). */
 	vr_share_window_roll(&d->window, d->share_bytes, g_get_monotonic_time(), window_len_us(m));
 	uint64_t left = vr_share_window_left(&d->window, d->share_bytes);
+	/* Never more than the host's swap can take. */
+	left = MIN(left, vr_host_pageout_room(&m->host));
 	if (!left)
 		return;
 	if (!vr_host_reclaim_step(d->host_reclaim, s, left, &result, &error)) {
