@@ -95,6 +95,9 @@
  * @sent_share_bytes:	the quota size of that policy (0: monitoring only).
  * @sent_generation:	@policy_generation of that policy.
  * @sent_us:		monotonic time the last policy was sent.
+ * @agent_resync:	its agent restarted on the same connection (the guest
+ *			rebooted): the next tick sends it the policy and the
+ *			pause state again.
  * @agent_paused:	whether the agent is (or was last told to be) paused;
  *			an agent that comes up counts as paused until resumed.
  * @user_paused:	paused by `vreclaimctl pause`.
@@ -151,6 +154,7 @@ struct vr_domain {
 	uint64_t sent_share_bytes;
 	gint64 sent_us;
 	guint sent_generation;
+	gboolean agent_resync;
 	gboolean agent_paused;
 	gboolean agent_pause_pending;
 	gboolean user_paused;

@@ -140,6 +140,7 @@ static void agent_up(struct vr_agent_session *s, const struct vr_proto_hello *he
 	/* A new agent (or a new connection) knows nothing we sent before;
 	 * it may have started --paused: resume it (a no-op if it runs). */
 	d->policy_sent = FALSE;
+	d->agent_resync = FALSE;
 	d->agent_paused = TRUE;
 	d->agent_pause_pending = FALSE;
 	vr_access_source_agent_forget(d->source);
@@ -182,6 +183,14 @@ static void agent_restarted(struct vr_agent_session *s, const struct vr_agent_st
 	/* The session logged it, rate-limited: a guest can fake restarts. */
 	g_debug("%s: the agent started over (its counters went back)", d->name);
 	vr_domain_account_stats(d, now, TRUE);
+	/* A new agent on the same connection (the guest rebooted): it runs
+	 * its own policy, maybe paused, and knows nothing we sent. As when an
+	 * agent comes up, it gets our policy and pause state again, quietly:
+	 * a guest that fakes restarts would otherwise log a line per tick. */
+	d->agent_resync = TRUE;
+	d->agent_paused = !d->user_paused;
+	d->agent_pause_pending = FALSE;
+	vr_access_source_agent_forget(d->source);
 }
 
 static const struct vr_agent_session_ops agent_ops = {
@@ -203,6 +212,7 @@ struct call_ctx {
 	uint64_t share_bytes;
 	guint generation;
 	gboolean pause;
+	gboolean quiet; /* a resync after an agent restart: no message */
 };
 
 static struct call_ctx *call_ctx_new(struct vr_manager *m, const struct vr_domain *d,
@@ -250,7 +260,10 @@ static void on_agent_reply(struct vr_agent_session *s, struct vr_proto_message *
 		break;
 	case VR_PROTO_PAUSE:
 	case VR_PROTO_RESUME:
-		g_message("%s: agent %s", d->name, c->pause ? "paused" : "resumed");
+		if (c->quiet)
+			g_debug("%s: agent %s again", d->name, c->pause ? "paused" : "resumed");
+		else
+			g_message("%s: agent %s", d->name, c->pause ? "paused" : "resumed");
 		break;
 	default:
 		break;
@@ -1260,6 +1273,7 @@ static void agent_set_paused(struct vr_manager *m, struct vr_domain *d, gboolean
 	g_auto(vr_proto_request) req = { .command = pause ? VR_PROTO_PAUSE : VR_PROTO_RESUME };
 	struct call_ctx *c = call_ctx_new(m, d, req.command);
 	c->pause = pause;
+	c->quiet = d->agent_resync;
 	d->agent_paused = pause;
 	d->agent_pause_pending = TRUE;
 	domain_call(m, d, &req, c);
@@ -1287,8 +1301,9 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 	if (d->window_hold_until_us && now >= d->window_hold_until_us)
 		d->window_hold_until_us = 0;
 	gboolean window_hold = d->window_hold_until_us && d->share_bytes > 0;
-	if (!window_hold && (!d->policy_sent || d->sent_generation != d->policy_generation ||
-			     (!hold && share_changed(d->sent_share_bytes, d->share_bytes)))) {
+	if (!window_hold &&
+	    (!d->policy_sent || d->agent_resync || d->sent_generation != d->policy_generation ||
+	     (!hold && share_changed(d->sent_share_bytes, d->share_bytes)))) {
 		g_auto(vr_proto_request) req = { .command = VR_PROTO_SET_POLICY };
 		struct call_ctx *c = call_ctx_new(m, d, VR_PROTO_SET_POLICY);
 		req.set_policy.policy = vr_domain_agent_policy(
@@ -1318,6 +1333,8 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 		domain_call(m, d, &req, c);
 	}
 	agent_set_paused(m, d, d->user_paused);
+	if (!window_hold)
+		d->agent_resync = FALSE; /* the policy went out with it */
 	/* The window its agent spends its share in (what a restart restores). */
 	if (d->policy_sent && !d->agent_paused)
 		vr_share_window_roll(&d->window, d->sent_share_bytes, now, window_len_us(m));

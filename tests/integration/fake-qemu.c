@@ -24,8 +24,12 @@
  * last policy holds a share (its pageout scheme's minimum age below its
  * maximum) and it is not paused. It appends to the agent record file a line
  * per set-policy, "MONOTONIC_US set-policy SHARE" (SHARE: the pageout
- * scheme's quota size, 0 for a policy that selects nothing), and per report
- * "MONOTONIC_US report SZ_APPLIED".
+ * scheme's quota size, 0 for a policy that selects nothing), per report
+ * "MONOTONIC_US report SZ_APPLIED", per pause or resume "MONOTONIC_US pause
+ * 1" or "MONOTONIC_US resume 0". When the file AGENT-RECORD.restart exists,
+ * the agent starts over on the same connection, as after a guest reboot:
+ * its counters, uptime and report numbers from 0, paused, no policy of the
+ * host's (the file is removed).
  */
 #define _GNU_SOURCE
 
@@ -341,9 +345,11 @@ static char *agent_answer(const struct vr_proto_request *req)
 	}
 	case VR_PROTO_PAUSE:
 		agent_paused = TRUE;
+		agent_record("pause", 1);
 		return vr_proto_encode_empty(req->id);
 	case VR_PROTO_RESUME:
 		agent_paused = FALSE;
+		agent_record("resume", 0);
 		return vr_proto_encode_empty(req->id);
 	case VR_PROTO_RECLAIM:
 		break;
@@ -370,6 +376,17 @@ static void agent_session(int fd)
 		if (g_get_monotonic_time() >= next_report) {
 			struct vr_agent_stats st;
 			g_autofree char *text = NULL;
+			g_autofree char *restart = g_strconcat(opt_agent_record, ".restart", NULL);
+
+			if (unlink(restart) == 0) {
+				/* A new agent, started --paused, its own policy. */
+				agent_started_us = g_get_monotonic_time();
+				agent_applied = 0;
+				agent_seq = 0;
+				agent_share = FALSE;
+				agent_paused = TRUE;
+				agent_record("restarted", 0);
+			}
 
 			if (agent_share && !agent_paused)
 				agent_applied += AGENT_APPLIED_STEP;

@@ -18,6 +18,10 @@
  * - a corrupt state file, and one of an earlier QEMU, are logged with the
  *   domain's name and ignored: the domain starts afresh, the daemon runs.
  *
+ * Suite reboot: the agent starts over on the same connection, as after a
+ * guest reboot (paused, its own policy): within a few ticks the daemon
+ * resumes it and sends its policy again, and counts its new reclaim.
+ *
  * Suite watermark: the host's free memory (a fake /proc/meminfo through the
  * daemon's hidden --procfs; the QEMU's own /proc entry is a symbolic link to
  * the real one) falls through the low watermark while the domain reclaims:
@@ -319,12 +323,16 @@ static struct vr_domain_state wait_saved(bool (*pred)(const struct vr_domain_sta
 /**
  * struct agent_line - one line of the fake agent's record.
  * @us:		when, monotonic us.
- * @policy:	a set-policy (else a report).
+ * @policy:	a set-policy.
+ * @report:	a report.
+ * @resume:	a resume.
  * @value:	the policy's share, or the report's sz_applied, bytes.
  */
 struct agent_line {
 	gint64 us;
 	bool policy;
+	bool report;
+	bool resume;
 	uint64_t value;
 };
 
@@ -348,6 +356,8 @@ static GArray *agent_lines(void)
 			continue;
 		l.us = us;
 		l.policy = !strcmp(what, "set-policy");
+		l.report = !strcmp(what, "report");
+		l.resume = !strcmp(what, "resume");
 		l.value = v;
 		g_array_append_val(out, l);
 	}
@@ -361,7 +371,7 @@ static uint64_t agent_reclaimed(void)
 	uint64_t last = 0;
 
 	for (guint i = 0; i < lines->len; i++)
-		if (!g_array_index(lines, struct agent_line, i).policy)
+		if (g_array_index(lines, struct agent_line, i).report)
 			last = g_array_index(lines, struct agent_line, i).value;
 	return last;
 }
@@ -541,6 +551,48 @@ Test(restart, earlier_qemu_starts_afresh)
 		  "expected the stale state refused; the log:\n%s", daemon_log());
 	cr_assert_lt(status_now().reclaimed_bytes, 1ULL << 40,
 		     "the statistics of an earlier QEMU were taken");
+}
+
+/* ---- the guest reboots: a new agent on the same connection ---- */
+
+TestSuite(reboot, .init = setup, .fini = teardown,
+	  .description = "the agent starts over on the same connection");
+
+Test(reboot, new_agent_resumed_and_given_the_policy)
+{
+	g_autofree char *restart = g_strconcat(agent_record, ".restart", NULL);
+	gint64 restarted_us, resumed_us = 0, policy_us = 0;
+	uint64_t before;
+
+	start_fake();
+	spawn_daemon();
+	before = wait_reclaimed(4 * MIB, 15000);
+	restarted_us = g_get_monotonic_time();
+	tree_put(dir, "agent.txt.restart", "");
+	gint64 deadline = restarted_us + 5 * G_USEC_PER_SEC;
+	while (!resumed_us || !policy_us) {
+		g_autoptr(GArray) lines = agent_lines();
+
+		for (guint i = 0; i < lines->len; i++) {
+			const struct agent_line *l = &g_array_index(lines, struct agent_line, i);
+			if (l->us <= restarted_us)
+				continue;
+			if (l->resume && !resumed_us)
+				resumed_us = l->us;
+			if (l->policy && l->value > 0 && !policy_us)
+				policy_us = l->us;
+		}
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected the new agent resumed and given a policy with a share within "
+			  "5 s (resumed: %s, policy: %s); the log:\n%s",
+			  resumed_us ? "yes" : "no", policy_us ? "yes" : "no", daemon_log());
+		g_usleep(POLL_US);
+	}
+	cr_assert(!g_file_test(restart, G_FILE_TEST_EXISTS), "the fake did not restart");
+	/* Its new reclaim counts on top of the old. */
+	wait_reclaimed(before + 2 * MIB, 8000);
+	cr_assert(!strstr(daemon_log(), "agent resumed again"),
+		  "a resync is logged at debug level only");
 }
 
 /* ---- the host falls through the low watermark ---- */
