@@ -272,6 +272,7 @@ static gboolean start_daemon(const struct options *opt, struct fleet *f, guint n
 	g_autofree char *config = g_build_filename(f->dir, "vreclaimd.conf", NULL);
 	g_autofree char *policies = g_build_filename(f->dir, "policies", NULL);
 	g_autofree char *ctl = g_build_filename(f->dir, "ctl.sock", NULL);
+	g_autofree char *state = g_build_filename(f->dir, "state", NULL);
 	g_autofree char *log = g_build_filename(f->dir, "vreclaimd.log", NULL);
 	g_autofree char *text = NULL;
 	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
@@ -284,11 +285,12 @@ static gboolean start_daemon(const struct options *opt, struct fleet *f, guint n
 	text = g_strdup_printf("[daemon]\n"
 			       "connect = test:///default\n"
 			       "policy-dir = %s\n"
+			       "state-dir = %s\n"
 			       "control-socket = %s\n"
 			       "interval-ms = %d\n"
 			       "[host]\n"
 			       "watermark-metric = none\n",
-			       policies, ctl, opt->interval_ms);
+			       policies, state, ctl, opt->interval_ms);
 	if (!g_file_set_contents(config, text, -1, error))
 		return FALSE;
 	g_ptr_array_add(argv, g_strdup(opt->vreclaimd));

@@ -71,3 +71,12 @@ bool vr_host_needs_memory(const struct vr_host_watermarks *wm, const struct vr_h
 		return true;
 	return vr_watermarks_next_state(&w, was_needed, vr_host_free_mem_rate(snap));
 }
+
+uint64_t vr_host_pageout_room(const struct vr_host_snapshot *snap)
+{
+	uint64_t reserve = MAX(snap->swap_total_bytes / VR_HOST_SWAP_RESERVE_DIVISOR,
+			       VR_HOST_SWAP_RESERVE_MIN_BYTES);
+	uint64_t free_bytes = MIN(snap->swap_free_bytes, snap->swap_total_bytes);
+
+	return free_bytes > reserve ? free_bytes - reserve : 0;
+}

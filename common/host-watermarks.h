@@ -51,6 +51,8 @@ struct vr_host_snapshot {
 	uint64_t mem_available_bytes;
 	uint32_t psi_some_avg10_bp;
 	uint32_t psi_full_avg10_bp;
+	uint64_t swap_total_bytes;
+	uint64_t swap_free_bytes;
 };
 
 /**
@@ -111,3 +113,20 @@ bool vr_host_psi_exceeded(const struct vr_host_watermarks *wm, const struct vr_h
  */
 bool vr_host_needs_memory(const struct vr_host_watermarks *wm, const struct vr_host_snapshot *snap,
 			  bool was_needed);
+
+/* host-pageout leaves this part of the host's swap free (and at least
+ * VR_HOST_SWAP_RESERVE_MIN_BYTES): the kernel's own reclaim needs room to
+ * swap too, and an almost full swap is where OOM kills begin. */
+#define VR_HOST_SWAP_RESERVE_DIVISOR   64
+#define VR_HOST_SWAP_RESERVE_MIN_BYTES (16ULL << 20)
+
+/**
+ * vr_host_pageout_room() - how many bytes host-pageout may still page out
+ * to the host's swap (@snap's SwapTotal and SwapFree): SwapFree less a
+ * reserve of max(SwapTotal / VR_HOST_SWAP_RESERVE_DIVISOR,
+ * VR_HOST_SWAP_RESERVE_MIN_BYTES); 0 without swap or when the swap is that
+ * full. MADV_PAGEOUT into a full swap is accepted by the kernel and frees
+ * nothing (anonymous memory has nowhere to go): the host would count bytes
+ * it never got.
+ */
+uint64_t vr_host_pageout_room(const struct vr_host_snapshot *snap);

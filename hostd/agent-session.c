@@ -144,6 +144,8 @@ struct late_call {
  * @line_bucket, @byte_bucket: the input rate limits.
  * @refused_here: messages refused on this connection.
  * @timeouts_in_row: requests that timed out since the last reply.
+ * @stalled:	the last request timed out and no reply came since, on this
+ *		connection or an earlier one (vr_agent_session_stalled()).
  * @up_since_us: when the session went up (monotonic).
  * @backoff_ms:	the next wait before reconnecting.
  * @hello:	the agent's hello while UP.
@@ -182,6 +184,7 @@ struct vr_agent_session {
 	struct vr_token_bucket byte_bucket;
 	guint refused_here;
 	guint timeouts_in_row;
+	gboolean stalled;
 	gint64 up_since_us;
 	guint backoff_ms;
 	struct vr_proto_hello hello;
@@ -794,6 +797,7 @@ static gboolean session_call_timed_out(struct vr_agent_session *s, struct sessio
 	uint64_t gen = s->conn_gen;
 
 	s->counters.timeouts++;
+	s->stalled = TRUE;
 	if (call->hello) {
 		session_down(s, VR_AGENT_SESSION_ERROR_UNANSWERED,
 			     "the agent did not answer hello within %u ms", call->timeout_ms);
@@ -1050,6 +1054,7 @@ static void session_on_reply(struct vr_agent_session *s, struct vr_proto_message
 		if (late_take(s, msg->id, &command)) {
 			s->counters.late_replies++;
 			s->timeouts_in_row = 0;
+			s->stalled = FALSE;
 			g_debug("domain %s: the late reply to %s (request %u) dropped", s->domain,
 				vr_proto_command_name(command), msg->id);
 			return;
@@ -1061,6 +1066,7 @@ static void session_on_reply(struct vr_agent_session *s, struct vr_proto_message
 		return;
 	}
 	s->timeouts_in_row = 0;
+	s->stalled = FALSE;
 	if (call->hello) {
 		session_on_hello(s, call, msg);
 		return;
@@ -1324,6 +1330,11 @@ void vr_agent_session_counters(const struct vr_agent_session *s,
 			       struct vr_agent_session_counters *out)
 {
 	*out = s->counters;
+}
+
+gboolean vr_agent_session_stalled(const struct vr_agent_session *s)
+{
+	return s && s->stalled;
 }
 
 const char *vr_agent_session_last_error(const struct vr_agent_session *s)

@@ -294,6 +294,14 @@ void vr_agent_session_kick(struct vr_agent_session *s);
 /** vr_agent_session_is_up() - whether the agent answered hello on this connection (FALSE for NULL). */
 gboolean vr_agent_session_is_up(const struct vr_agent_session *s);
 
+/**
+ * vr_agent_session_stalled() - whether the agent's last request (hello
+ * included, on this connection or an earlier one) timed out and nothing was
+ * answered since: an agent, or its QEMU, that stalls. FALSE for NULL, and
+ * again with the agent's next reply.
+ */
+gboolean vr_agent_session_stalled(const struct vr_agent_session *s);
+
 /** vr_agent_session_hello() - the agent's hello while up (borrowed), else NULL. */
 const struct vr_proto_hello *vr_agent_session_hello(const struct vr_agent_session *s);
 

@@ -32,6 +32,7 @@ G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)
  * operator turns it on per domain (or says "all"). */
 #define DEFAULT_MANAGE	       VR_MANAGE_OPT_IN
 #define DEFAULT_POLICY_DIR     "/etc/vreclaim/policies"
+#define DEFAULT_STATE_DIR      "/var/lib/vreclaim"
 #define DEFAULT_CONTROL_SOCKET "/run/vreclaim/vreclaimd.sock"
 /* Owner (root) only: the socket changes policies and starts reclaim. */
 #define DEFAULT_CONTROL_SOCKET_MODE 0600U
@@ -122,6 +123,7 @@ struct vr_daemon_config *vr_daemon_config_new_default(void)
 	c->connect_uri = g_strdup(DEFAULT_CONNECT_URI);
 	c->manage = DEFAULT_MANAGE;
 	c->policy_dir = g_strdup(DEFAULT_POLICY_DIR);
+	c->state_dir = g_strdup(DEFAULT_STATE_DIR);
 	c->control_socket = g_strdup(DEFAULT_CONTROL_SOCKET);
 	c->control_socket_mode = DEFAULT_CONTROL_SOCKET_MODE;
 	c->control_admin_users = g_new0(char *, 1);
@@ -158,6 +160,7 @@ void vr_daemon_config_free(struct vr_daemon_config *c)
 	g_free(c->path);
 	g_free(c->connect_uri);
 	g_free(c->policy_dir);
+	g_free(c->state_dir);
 	g_free(c->control_socket);
 	g_strfreev(c->control_admin_users);
 	g_strfreev(c->control_admin_groups);
@@ -213,6 +216,7 @@ static const struct key_desc keys[] = {
 	{ "daemon", "connect", KEY_URI, FIELD(connect_uri), 0, 0, NULL },
 	{ "daemon", "manage", KEY_MANAGE, FIELD(manage), 0, 0, NULL },
 	{ "daemon", "policy-dir", KEY_DIR, FIELD(policy_dir), 0, 0, NULL },
+	{ "daemon", "state-dir", KEY_DIR, FIELD(state_dir), 0, 0, NULL },
 	{ "daemon", "control-socket", KEY_SOCKET, FIELD(control_socket), 0, 0, NULL },
 	{ "daemon", "control-socket-mode", KEY_MODE, FIELD(control_socket_mode), 0, 0, NULL },
 	{ "daemon", "control-admin-users", KEY_IDS, FIELD(control_admin_users), 0, 0, "user" },

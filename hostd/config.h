@@ -100,6 +100,9 @@ const char *vr_host_access_source_name(enum vr_host_access_source_kind kind);
  * @manage:		 which domains are managed (key "manage").
  * @policy_dir:		 absolute folder of the <name>.json policies (key
  *			 "policy-dir"). Owned.
+ * @state_dir:		 absolute folder where vreclaimd keeps each domain's
+ *			 state across its restarts (key "state-dir";
+ *			 hostd/state-dir.h). Owned.
  * @control_socket:	 absolute path of vreclaimctl's unix socket (key
  *			 "control-socket"). Owned.
  * @control_socket_mode: its permission bits, no bits for others (key
@@ -157,6 +160,7 @@ struct vr_daemon_config {
 	char *connect_uri;
 	enum vr_manage_mode manage;
 	char *policy_dir;
+	char *state_dir;
 	char *control_socket;
 	uint32_t control_socket_mode;
 	char **control_admin_users;

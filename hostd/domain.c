@@ -50,6 +50,7 @@ void vr_domain_free(struct vr_domain *d)
 	g_free(d->reason);
 	g_free(d->policy_name);
 	g_free(d->last_error);
+	g_free(d->state_saved);
 	g_free(d);
 }
 
@@ -180,11 +181,23 @@ gboolean vr_domain_account_stats_at(struct vr_domain *d, const struct vr_agent_s
 
 	/* Counters of a new agent start at 0: all it reports is new. A first
 	 * report counts whole too only if the agent started after vreclaimd
-	 * took the domain; otherwise it is a baseline. */
-	if (restarted)
+	 * took the domain; otherwise it is a baseline, or, after vreclaimd
+	 * restarted with the domain's state, counts from the agent's counters
+	 * as the previous vreclaimd last saw them (whole when the agent
+	 * restarted meanwhile: its counters or uptime went back). */
+	if (!d->has_stats && d->has_stats_base) {
+		uint64_t base = policy_reclaimed_bytes(&d->stats_base);
+
+		if (vr_agent_stats_went_back(&d->stats_base, stats) || now < base)
+			added = now;
+		else
+			added = now - base;
+		d->has_stats_base = FALSE;
+	} else if (restarted) {
 		added = now;
-	else if (d->has_stats && now >= last)
+	} else if (d->has_stats && now >= last) {
 		added = now - last;
+	}
 	if (!vr_reclaim_bound_check(&d->reclaim_bound, added, d->info.memory_bytes, now_us)) {
 		g_autofree char *msg = g_strdup_printf(
 			"the agent's stats rejected: they claim %" G_GUINT64_FORMAT
@@ -284,6 +297,59 @@ gboolean vr_domain_acting(const struct vr_domain *d)
 	return FALSE;
 }
 
+void vr_domain_state_fill(const struct vr_domain *d, struct vr_domain_state *out)
+{
+	const struct vr_agent_stats *agent = d->has_stats      ? &d->stats :
+					     d->has_stats_base ? &d->stats_base :
+								 NULL;
+
+	memset(out, 0, sizeof(*out));
+	g_strlcpy(out->uuid, d->uuid, sizeof(out->uuid));
+	g_strlcpy(out->name, d->name, sizeof(out->name));
+	out->qemu = d->qemu;
+	out->reclaimed_bytes = d->reclaimed_bytes;
+	out->rejected_reports = d->rejected_reports;
+	out->rss_start_bytes = d->rss_start_bytes;
+	out->paused = d->user_paused;
+	out->credit_permille = d->credit.credit_permille;
+	out->trust_permille = d->credit.trust_permille;
+	if (agent) {
+		out->agent_uptime_ms = agent->uptime_ms;
+		out->agent_sz_applied_bytes = agent->sz_applied;
+		out->agent_swap_cache_release_bytes = agent->swap_cache_release_bytes;
+	}
+	out->window = d->window;
+}
+
+void vr_domain_state_apply(struct vr_domain *d, const struct vr_domain_state *st,
+			   uint64_t window_len_us, int64_t now_us)
+{
+	d->reclaimed_bytes = st->reclaimed_bytes;
+	d->rejected_reports = st->rejected_reports;
+	if (st->rss_start_bytes)
+		d->rss_start_bytes = st->rss_start_bytes;
+	d->user_paused = st->paused;
+	vr_fleet_credit_init(&d->credit);
+	/* What its judgements made of it; its windows (granted, claimed,
+	 * RSS) start afresh: judged again after a horizon of windows. */
+	d->credit.credit_permille = st->credit_permille;
+	d->credit.trust_permille = st->trust_permille;
+	/* Only an agent that reported has counters to count from. */
+	memset(&d->stats_base, 0, sizeof(d->stats_base));
+	d->has_stats_base = !d->has_stats && (st->agent_uptime_ms || st->agent_sz_applied_bytes ||
+					      st->agent_swap_cache_release_bytes);
+	d->stats_base.uptime_ms = st->agent_uptime_ms;
+	d->stats_base.sz_applied = st->agent_sz_applied_bytes;
+	d->stats_base.swap_cache_release_bytes = st->agent_swap_cache_release_bytes;
+	d->window_hold_until_us = 0;
+	memset(&d->window, 0, sizeof(d->window));
+	if (vr_share_window_open(&st->window, now_us, window_len_us)) {
+		d->window = st->window;
+		d->window_hold_until_us = st->window.start_us + (int64_t)window_len_us;
+	}
+	d->restored = TRUE;
+}
+
 void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -340,6 +406,14 @@ void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *o
 		out->degraded = TRUE;
 		g_strlcpy(out->degraded_reason, vr_monitor_worker_stall_reason(d->monitor),
 			  sizeof(out->degraded_reason));
+	} else if (d->managed && vr_agent_session_stalled(d->session)) {
+		/* The same for the agent's socket peer: its guest (or QEMU)
+		 * does not answer, and vreclaimd serves the others. */
+		const char *why = vr_agent_session_last_error(d->session);
+
+		out->degraded = TRUE;
+		g_snprintf(out->degraded_reason, sizeof(out->degraded_reason),
+			   "its agent does not answer: %s", why ? why : "a request timed out");
 	}
 	if (d->last_error)
 		g_strlcpy(out->last_error, d->last_error, sizeof(out->last_error));

@@ -17,6 +17,7 @@
 #include "access-source.h"
 #include "agent-session.h"
 #include "config.h"
+#include "domain-state.h"
 #include "domain-status.h"
 #include "domain-xml.h"
 #include "fleet-credit.h"
@@ -95,10 +96,27 @@
  * @sent_share_bytes:	the quota size of that policy (0: monitoring only).
  * @sent_generation:	@policy_generation of that policy.
  * @sent_us:		monotonic time the last policy was sent.
+ * @agent_resync:	its agent restarted on the same connection (the guest
+ *			rebooted): the next tick sends it the policy and the
+ *			pause state again.
  * @agent_paused:	whether the agent is (or was last told to be) paused;
  *			an agent that comes up counts as paused until resumed.
  * @user_paused:	paused by `vreclaimctl pause`.
  * @cpu_us:		the daemon's CPU time spent on this domain.
+ * @qemu, @qemu_known:	its QEMU process for good (pid and start time): what
+ *			its saved state (hostd/state-dir.h) is bound to.
+ * @window:		its last window of the fleet quota (when it began, the
+ *			share held, what host-pageout took in it).
+ * @window_hold_until_us: monotonic us until which a share restored from the
+ *			previous vreclaimd's window holds: no new policy with
+ *			a share goes to the agent before (it may still spend
+ *			that window); 0: none.
+ * @restored:		whether its state was restored from the state folder.
+ * @has_stats_base, @stats_base: the agent's counters as the previous
+ *			vreclaimd last saw them (restored): the first stats
+ *			count from there, or whole when the agent restarted
+ *			meanwhile (vr_agent_stats_went_back()).
+ * @state_saved:	the text of its state file as last written; owned.
  * @last_error:		the last thing that went wrong; owned.
  */
 struct vr_domain {
@@ -137,10 +155,19 @@ struct vr_domain {
 	uint64_t sent_share_bytes;
 	gint64 sent_us;
 	guint sent_generation;
+	gboolean agent_resync;
 	gboolean agent_paused;
 	gboolean agent_pause_pending;
 	gboolean user_paused;
 	uint64_t cpu_us;
+	struct vr_qemu_incarnation qemu;
+	gboolean qemu_known;
+	struct vr_share_window window;
+	int64_t window_hold_until_us;
+	gboolean restored;
+	gboolean has_stats_base;
+	struct vr_agent_stats stats_base;
+	char *state_saved;
 	char *last_error;
 	/* private: */
 	guint status_read; /* read-batch id of /proc/PID/status, 0 = none */
@@ -273,6 +300,25 @@ uint32_t vr_domain_update_credit(struct vr_domain *d, int64_t now_us, uint64_t s
  * this window.
  */
 gboolean vr_domain_acting(const struct vr_domain *d);
+
+/**
+ * vr_domain_state_fill() - what of @d survives a restart of vreclaimd
+ * (struct vr_domain_state), bound to @d->qemu (which must be known).
+ */
+void vr_domain_state_fill(const struct vr_domain *d, struct vr_domain_state *out);
+
+/**
+ * vr_domain_state_apply() - take the saved @st (checked against @d's uuid and
+ * QEMU process by the caller, vr_domain_state_check()) into @d: its
+ * statistics continue (reclaimed bytes, rejected reports, the resident size
+ * when first taken), its pause and fleet credit hold, its agent's counters
+ * become the base of the next stats, and a quota window of the previous
+ * vreclaimd still open at @now_us (monotonic us; windows are @window_len_us)
+ * holds @d->window_hold_until_us: the restarted daemon does not hand the
+ * domain a fresh share in a window already granted.
+ */
+void vr_domain_state_apply(struct vr_domain *d, const struct vr_domain_state *st,
+			   uint64_t window_len_us, int64_t now_us);
 
 /**
  * vr_domain_fill_status() - @d as vreclaimctl status shows it.

@@ -24,6 +24,7 @@
 #include "qemu-commands.h"
 #include "qmp-domain.h"
 #include "read-batch.h"
+#include "state-dir.h"
 
 #ifndef VRD_VERSION
 #define VRD_VERSION "unknown"
@@ -53,6 +54,10 @@
  * runs on the domain's monitor worker, so the main loop never waits for it
  * (monitor-worker.h). */
 #define VR_MANAGER_QMP_TIMEOUT_MS 2000
+
+/* A domain's state file is written at most this often, us, and only when it
+ * changed; at a clean exit too (hostd/state-dir.h). */
+#define VR_MANAGER_STATE_SAVE_PERIOD_US (5 * G_USEC_PER_SEC)
 
 /* G_DEFINE_QUARK's name has dashes: clang-format would split them. */
 /* clang-format off */
@@ -105,6 +110,8 @@ struct vr_manager {
 	struct vr_metrics_server *metrics;
 
 	guint tick_source;
+	gint64 state_saved_us;	   /* the last save of the domains' states */
+	gboolean state_dir_failed; /* its last error was logged */
 	uint64_t ticks;
 	/* This tick: refresh a domain's picture every picture_period ticks,
 	 * in turn by its place act_index among the managed domains (the
@@ -146,6 +153,7 @@ static void agent_up(struct vr_agent_session *s, const struct vr_proto_hello *he
 	/* A new agent (or a new connection) knows nothing we sent before;
 	 * it may have started --paused: resume it (a no-op if it runs). */
 	d->policy_sent = FALSE;
+	d->agent_resync = FALSE;
 	d->agent_paused = TRUE;
 	d->agent_pause_pending = FALSE;
 	vr_access_source_agent_forget(d->source);
@@ -188,6 +196,14 @@ static void agent_restarted(struct vr_agent_session *s, const struct vr_agent_st
 	/* The session logged it, rate-limited: a guest can fake restarts. */
 	g_debug("%s: the agent started over (its counters went back)", d->name);
 	vr_domain_account_stats(d, now, TRUE);
+	/* A new agent on the same connection (the guest rebooted): it runs
+	 * its own policy, maybe paused, and knows nothing we sent. As when an
+	 * agent comes up, it gets our policy and pause state again, quietly:
+	 * a guest that fakes restarts would otherwise log a line per tick. */
+	d->agent_resync = TRUE;
+	d->agent_paused = !d->user_paused;
+	d->agent_pause_pending = FALSE;
+	vr_access_source_agent_forget(d->source);
 }
 
 static const struct vr_agent_session_ops agent_ops = {
@@ -209,6 +225,7 @@ struct call_ctx {
 	uint64_t share_bytes;
 	guint generation;
 	gboolean pause;
+	gboolean quiet; /* a resync after an agent restart: no message */
 };
 
 static struct call_ctx *call_ctx_new(struct vr_manager *m, const struct vr_domain *d,
@@ -256,7 +273,10 @@ static void on_agent_reply(struct vr_agent_session *s, struct vr_proto_message *
 		break;
 	case VR_PROTO_PAUSE:
 	case VR_PROTO_RESUME:
-		g_message("%s: agent %s", d->name, c->pause ? "paused" : "resumed");
+		if (c->quiet)
+			g_debug("%s: agent %s again", d->name, c->pause ? "paused" : "resumed");
+		else
+			g_message("%s: agent %s", d->name, c->pause ? "paused" : "resumed");
 		break;
 	default:
 		break;
@@ -281,6 +301,92 @@ static void domain_call(struct vr_manager *m, struct vr_domain *d, struct vr_pro
 	}
 }
 
+/* ---- state across restarts (hostd/state-dir.h) ---------------------------- */
+
+static uint64_t window_len_us(const struct vr_manager *m)
+{
+	return m->config->fleet_quota_reset_interval_ms * 1000;
+}
+
+/*
+ * @d's QEMU process is known (d->pid): learn its incarnation, and, the first
+ * time, take what the previous vreclaimd saved of it. A file that does not
+ * parse, or is of another QEMU, is logged and ignored: the domain starts
+ * afresh, as without a file.
+ */
+static void domain_restore_state(struct vr_manager *m, struct vr_domain *d)
+{
+	g_autoptr(GError) error = NULL;
+	struct vr_qemu_incarnation qemu;
+	struct vr_domain_state st;
+	gboolean first = !d->qemu_known;
+
+	if (!vr_qemu_incarnation_read(m->procfs, d->pid, &qemu, &error)) {
+		g_debug("%s: %s", d->name, error->message);
+		return;
+	}
+	d->qemu = qemu;
+	d->qemu_known = TRUE;
+	if (!first)
+		return; /* a new QEMU of a domain we had: its stats go on */
+	if (!vr_state_dir_load(m->config->state_dir, d->uuid, &st, &error)) {
+		if (!g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+			g_warning("%s: its saved state is ignored: %s", d->name, error->message);
+		return;
+	}
+	if (!vr_domain_state_check(&st, d->uuid, &qemu, &error)) {
+		g_message("%s: its saved state is ignored: %s", d->name, error->message);
+		return;
+	}
+	vr_domain_state_apply(d, &st, window_len_us(m), g_get_monotonic_time());
+	g_message("%s: state restored: reclaimed %" G_GUINT64_FORMAT " bytes%s%s", d->name,
+		  d->reclaimed_bytes, d->user_paused ? ", paused" : "",
+		  d->window_hold_until_us ? ", its share of the current quota window granted" : "");
+}
+
+/* Write @d's state file when it changed since the last write. */
+static void domain_save_state(struct vr_manager *m, struct vr_domain *d)
+{
+	g_autoptr(GError) error = NULL;
+	struct vr_domain_state st;
+	g_autofree char *text = NULL;
+
+	if (!d->qemu_known || !d->managed)
+		return;
+	vr_domain_state_fill(d, &st);
+	text = vr_domain_state_to_text(&st);
+	if (!g_strcmp0(text, d->state_saved))
+		return;
+	if (!vr_state_dir_prepare(m->config->state_dir, &error) ||
+	    !vr_state_dir_save(m->config->state_dir, &st, &error)) {
+		if (!m->state_dir_failed)
+			g_warning("%s: cannot save its state (vreclaimd keeps going; a restart "
+				  "starts its statistics afresh): %s",
+				  d->name, error->message);
+		m->state_dir_failed = TRUE;
+		return;
+	}
+	m->state_dir_failed = FALSE;
+	g_free(d->state_saved);
+	d->state_saved = g_steal_pointer(&text);
+}
+
+/* Save every domain's state: at most every VR_MANAGER_STATE_SAVE_PERIOD_US,
+ * or now (@force: at exit). */
+static void manager_save_states(struct vr_manager *m, gboolean force)
+{
+	gint64 now = g_get_monotonic_time();
+	GHashTableIter it;
+	gpointer value;
+
+	if (!force && now - m->state_saved_us < VR_MANAGER_STATE_SAVE_PERIOD_US)
+		return;
+	m->state_saved_us = now;
+	g_hash_table_iter_init(&it, m->domains);
+	while (g_hash_table_iter_next(&it, NULL, &value))
+		domain_save_state(m, value);
+}
+
 /* ---- domains from libvirt -------------------------------------------------- */
 
 /* Read @d's QEMU process @pid's status each tick (its resident size). */
@@ -302,6 +408,7 @@ static void domain_watch(struct vr_manager *m, struct vr_domain *d, pid_t pid)
 	d->status_read_set = TRUE;
 	d->pid = pid;
 	d->rss_start_bytes = 0;
+	domain_restore_state(m, d);
 }
 
 /* A libvirt domain's QEMU process, from libvirt's pid file. */
@@ -327,6 +434,12 @@ static void manager_drop_domain(struct vr_manager *m, struct vr_domain *d, const
 	if (d->status_read_set)
 		vr_read_batch_remove(m->reads, d->status_read);
 	g_hash_table_remove(m->views, d->uuid);
+	/* Its QEMU is gone: so is what its state file was about. */
+	if (d->qemu_known) {
+		g_autoptr(GError) error = NULL;
+		if (!vr_state_dir_remove(m->config->state_dir, d->uuid, &error))
+			g_warning("%s: %s", d->name, error->message);
+	}
 	g_hash_table_remove(m->domains, d->uuid);
 }
 
@@ -1034,6 +1147,8 @@ static void acquire_host(struct vr_manager *m)
 	}
 	m->host.mem_total_bytes = mi.mem_total_bytes;
 	m->host.mem_available_bytes = mi.mem_available_bytes;
+	m->host.swap_total_bytes = mi.swap_total_bytes;
+	m->host.swap_free_bytes = mi.swap_free_bytes;
 	text = vr_read_batch_text(m->reads, m->psi_read, &len, &file_error);
 	if (text && vr_psi_parse(text, &psi, NULL)) {
 		m->host.psi_some_avg10_bp = psi.some.avg10_bp;
@@ -1210,6 +1325,11 @@ static gboolean decide_domain_offer(struct vr_manager *m, struct vr_domain *d,
 		s = domain_pageout_scheme(d);
 		if (!s || !d->host_reclaim)
 			return FALSE;
+		/* A full host swap takes nothing: the quota goes to others. */
+		if (m->host_known && !vr_host_pageout_room(&m->host)) {
+			vr_domain_set_error(d, "host-pageout waits: the host's swap is full");
+			return FALSE;
+		}
 		if (!vr_host_reclaim_cold_histogram(d->host_reclaim, s, fd->hist_bytes, &error)) {
 			g_warning("%s: %s", d->name, error->message);
 			vr_domain_set_error(d, error->message);
@@ -1288,6 +1408,7 @@ static void agent_set_paused(struct vr_manager *m, struct vr_domain *d, gboolean
 	g_auto(vr_proto_request) req = { .command = pause ? VR_PROTO_PAUSE : VR_PROTO_RESUME };
 	struct call_ctx *c = call_ctx_new(m, d, req.command);
 	c->pause = pause;
+	c->quiet = d->agent_resync;
 	d->agent_paused = pause;
 	d->agent_pause_pending = TRUE;
 	domain_call(m, d, &req, c);
@@ -1304,8 +1425,20 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 
 	hold = d->policy_sent && d->share_bytes < d->sent_share_bytes &&
 	       now - d->sent_us < VR_MANAGER_SHARE_MIN_PERIOD_US;
-	if (!d->policy_sent || d->sent_generation != d->policy_generation ||
-	    (!hold && share_changed(d->sent_share_bytes, d->share_bytes))) {
+	/* A smaller share waits, unless the host no longer needs memory
+	 * (above the high watermark, or below the low one, where the kernel's
+	 * own reclaim takes over): then reclaim stops within the tick. */
+	hold = hold && m->host_needs_memory;
+	/* The previous vreclaimd granted this domain a share in the window
+	 * that still runs, and its agent kept that policy: a new one (a DAMOS
+	 * commit) could start it a fresh window. Until the window ends, only
+	 * a share of 0 goes out. */
+	if (d->window_hold_until_us && now >= d->window_hold_until_us)
+		d->window_hold_until_us = 0;
+	gboolean window_hold = d->window_hold_until_us && d->share_bytes > 0;
+	if (!window_hold &&
+	    (!d->policy_sent || d->agent_resync || d->sent_generation != d->policy_generation ||
+	     (!hold && share_changed(d->sent_share_bytes, d->share_bytes)))) {
 		g_auto(vr_proto_request) req = { .command = VR_PROTO_SET_POLICY };
 		struct call_ctx *c = call_ctx_new(m, d, VR_PROTO_SET_POLICY);
 		req.set_policy.policy = vr_domain_agent_policy(
@@ -1335,6 +1468,11 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 		domain_call(m, d, &req, c);
 	}
 	agent_set_paused(m, d, d->user_paused);
+	if (!window_hold)
+		d->agent_resync = FALSE; /* the policy went out with it */
+	/* The window its agent spends its share in (what a restart restores). */
+	if (d->policy_sent && !d->agent_paused)
+		vr_share_window_roll(&d->window, d->sent_share_bytes, now, window_len_us(m));
 	/* A domain without a picture asks for one at once; the others in
 	 * turn, at most pictures-per-tick of them each tick. */
 	if (!d->agent_paused && (!vr_access_source_agent_has_picture(d->source) ||
@@ -1488,11 +1626,22 @@ static void act_host_pageout(struct vr_manager *m, struct vr_domain *d)
 	}
 	if (!s || d->share_bytes == 0 || d->user_paused)
 		return;
-	if (!vr_host_reclaim_step(d->host_reclaim, s, d->share_bytes, &result, &error)) {
+	/* The share is per window (quota-reset-interval-ms), which may last
+	 * several ticks: what the window took already counts, a window the
+	 * previous vreclaimd began too (restored). */
+	vr_share_window_roll(&d->window, d->share_bytes, g_get_monotonic_time(), window_len_us(m));
+	uint64_t left = vr_share_window_left(&d->window, d->share_bytes);
+	/* Never more than the host's swap can take. */
+	left = MIN(left, vr_host_pageout_room(&m->host));
+	if (!left)
+		return;
+	if (!vr_host_reclaim_step(d->host_reclaim, s, left, &result, &error)) {
+		vr_share_window_charge(&d->window, result.advised_bytes);
 		g_warning("%s: host-pageout: %s", d->name, error->message);
 		vr_domain_set_error(d, error->message);
 		return;
 	}
+	vr_share_window_charge(&d->window, result.advised_bytes);
 	vr_domain_add_reclaimed(d, result.advised_bytes);
 	g_debug("%s: host-pageout: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
 		" planned bytes advised in %u ranges",
@@ -1581,6 +1730,7 @@ static gboolean tick(gpointer data)
 		act_domain(m, d);
 		d->cpu_us += thread_cpu_us() - t0;
 	}
+	manager_save_states(m, FALSE);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -2019,8 +2169,10 @@ void vr_manager_free(struct vr_manager *m)
 		return;
 	if (m->tick_source)
 		g_source_remove(m->tick_source);
-	if (m->domains)
+	if (m->domains) {
+		manager_save_states(m, TRUE); /* a clean exit: the latest */
 		g_hash_table_destroy(m->domains);
+	}
 	g_clear_pointer(&m->lv, vr_libvirt_free);
 	if (m->lookups)
 		g_hash_table_destroy(m->lookups);

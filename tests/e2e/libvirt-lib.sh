@@ -126,7 +126,8 @@ lv_prepare_images() {
 # lv_domain_xml STATE NAME MEM_MIB SMP APPEND METADATA: a TCG domain running
 # the test guest, with a cache=none swap disk, the console on a unix socket
 # logged to a file, the agent channel and free page reporting. Its run-guest
-# state folder is STATE/NAME.
+# state folder is STATE/NAME. A reboot (or virsh reset) destroys it unless
+# lv_on_reboot=restart (the fault test reboots a guest).
 #
 # ACPI is on, as in run-guest's QEMU. Without it (libvirt's default) the
 # guest has no HPET or PM timer to calibrate its TSC against, keeps time with
@@ -152,7 +153,7 @@ lv_domain_xml() {
   <features><acpi/><apic/></features>
   <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model><feature policy='require' name='rdrand'/></cpu>
   <on_poweroff>destroy</on_poweroff>
-  <on_reboot>destroy</on_reboot>
+  <on_reboot>${lv_on_reboot:-destroy}</on_reboot>
   <on_crash>destroy</on_crash>
   <metadata>
     $metadata

@@ -11,14 +11,39 @@
  * agent would (common/protocol.h): hello, set-policy, get-regions (a
  * picture of --regions regions over the guest's memory, cold ones ageing,
  * hot ones accessed), get-stats, reclaim, pause, resume, and a report every
- * report interval once a policy set one.
+ * report interval once a policy set one (every --report-ms from the
+ * connection on, whatever the policy says, with that option).
+ *
+ * The agent's reclaim can be played too (the fault tests): with
+ * --applied-kib-per-report N, its stats' sz_applied (and sz_tried, and
+ * nr_applied in pages) grow by N KiB per report while its last policy holds a
+ * share (its pageout scheme's minimum age below its maximum) and it is not
+ * paused. With --agent-record FILE (one QEMU), it appends to FILE a line per
+ * set-policy, "MONOTONIC_US set-policy SHARE" (SHARE: the pageout scheme's
+ * quota size, 0 for a policy that selects nothing), per report
+ * "MONOTONIC_US report SZ_APPLIED", per pause or resume "MONOTONIC_US pause
+ * 1" or "MONOTONIC_US resume 0"; and when the file FILE.restart exists at a
+ * report, the agent starts over on the same connection, as after a guest
+ * reboot (the file is removed, "MONOTONIC_US restarted 0" recorded): its
+ * counters, uptime and report numbers from 0, paused, no policy of the
+ * host's (no share, no report interval but --report-ms).
+ *
+ * The host bounds what it offers of a domain by its QEMU's resident size
+ * less the guest's free memory still resident (common/fleet-credit.h), and
+ * its fleet credit checks that a claimed reclaim shows in that size. With
+ * --resident-mib N the process keeps N MiB resident (touched at the start),
+ * its agents say all their free memory was handed back by free page
+ * reporting, and each KiB sz_applied grows by is released from the resident
+ * memory (MADV_DONTNEED): what the agent claims, the host sees go. Once all
+ * of it is released it is touched again, as a workload fills its memory.
  *
  * The process maps as much address space as the guest memory it claims (a
  * QEMU maps all of its guest's RAM; vreclaimd checks), once for all its
  * domains; they share its pid, and so its resident size.
  *
  *   fake-qemu --socket PATH --name NAME --uuid UUID [--record FILE]
- *	       [--stall-file FILE] [--agent] [--lie-about-memory] [options]
+ *	       [--stall-file FILE] [--agent [--agent-record FILE]]
+ *	       [--lie-about-memory] [options]
  *   fake-qemu --fleet DIR --count N [--no-record] [--agent] [options]
  *
  * One domain: its QMP socket PATH, its agent socket PATH.agent. A fleet:
@@ -145,6 +170,12 @@ struct conn {
  * @paused:	the host paused the agent.
  * @reclaimed_bytes: what the agent's reclaim commands gave back.
  * @get_regions: get-regions it answered (for --stats).
+ * @agent_record_fd: where the agent records policies and reports
+ *		(--agent-record), -1 for nowhere.
+ * @agent_restart_path: the file that restarts the agent, or NULL.
+ * @agent_started_us: when the agent (re)started: its uptime's origin.
+ * @share:	its last policy holds a share.
+ * @applied_bytes: the reclaim its stats claim (sz_applied), bytes.
  */
 struct domain {
 	guint index;
@@ -164,10 +195,17 @@ struct domain {
 	gboolean paused;
 	uint64_t reclaimed_bytes;
 	uint64_t get_regions;
+	int agent_record_fd;
+	char *agent_restart_path;
+	gint64 agent_started_us;
+	gboolean share;
+	uint64_t applied_bytes;
 };
 
 static char *opt_socket, *opt_name, *opt_uuid, *opt_record, *opt_stall, *opt_fleet, *opt_stats;
+static char *opt_agent_record;
 static gint opt_count = 0, opt_regions = 300, opt_memory_mib = 0;
+static gint opt_report_ms = 0, opt_applied_kib = 0, opt_resident_mib = 0;
 static gboolean opt_agent, opt_no_record, opt_lie;
 
 static int epfd = -1;
@@ -176,6 +214,9 @@ static guint nr_domains;
 static uint64_t counters[NR_COUNTERS];
 static gint64 started_us;
 static uint64_t memory_bytes;
+static char *resident;		  /* --resident-mib's memory */
+static uint64_t resident_bytes;	  /* its size */
+static uint64_t resident_dropped; /* of it, released since last touched */
 
 enum stall {
 	STALL_NONE,
@@ -216,6 +257,44 @@ static void record(const struct domain *d, const char *prefix, const char *name)
 	rec = g_strdup_printf("%s%s\n", prefix, name);
 	if (write(d->record_fd, rec, strlen(rec)) < 0)
 		die("cannot record to the record file of %s: %s", d->name, g_strerror(errno));
+}
+
+/* A line of the agent's record (--agent-record): "MONOTONIC_US WHAT VALUE". */
+static void agent_record(const struct domain *d, const char *what, uint64_t value)
+{
+	g_autofree char *line = NULL;
+
+	if (d->agent_record_fd < 0)
+		return;
+	line = g_strdup_printf("%" G_GINT64_FORMAT " %s %" G_GUINT64_FORMAT "\n",
+			       g_get_monotonic_time(), what, (guint64)value);
+	if (write(d->agent_record_fd, line, strlen(line)) < 0)
+		die("cannot record to the agent record file of %s: %s", d->name, g_strerror(errno));
+}
+
+/* The reports' interval of @d when the host set none, ms (--report-ms). */
+static void agent_report_from_now(struct domain *d)
+{
+	d->report_interval_ms = (uint64_t)opt_report_ms;
+	d->next_report_us = g_get_monotonic_time() + (gint64)opt_report_ms * 1000;
+}
+
+/* Release @bytes of the resident memory (--resident-mib): the reclaim an
+ * agent claims shows in the process's resident size. */
+static void resident_release(uint64_t bytes)
+{
+	if (!resident_bytes || !bytes)
+		return;
+	if (resident_dropped + bytes > resident_bytes) {
+		/* All of it went: touched again, as a workload fills it. */
+		for (uint64_t off = 0; off < resident_bytes; off += 4096)
+			resident[off] = 1;
+		resident_dropped = 0;
+	}
+	bytes = MIN(bytes, resident_bytes);
+	if (madvise(resident + resident_dropped, bytes, MADV_DONTNEED) < 0)
+		die("madvise: %s", g_strerror(errno));
+	resident_dropped += bytes;
 }
 
 /* ---- the epoll set ---- */
@@ -530,9 +609,16 @@ static void agent_stats(const struct domain *d, struct vr_agent_stats *st)
 	memset(st, 0, sizeof(*st));
 	g_strlcpy(st->backend, "damon", sizeof(st->backend));
 	st->paused = d->paused;
-	st->uptime_ms = (uint64_t)(g_get_monotonic_time() - started_us) / 1000;
+	st->uptime_ms = (uint64_t)(g_get_monotonic_time() - d->agent_started_us) / 1000;
+	st->nr_tried = st->nr_applied = d->applied_bytes >> 12;
+	st->sz_tried = st->sz_applied = d->applied_bytes;
 	st->mem_total_bytes = memory_bytes;
 	st->mem_free_bytes = memory_bytes / 5;
+	if (resident_bytes) {
+		/* Its free memory is with the host already (free page reporting). */
+		st->has_reportable_free_bytes = TRUE;
+		st->reportable_free_bytes = st->mem_free_bytes;
+	}
 	st->swap_total_bytes = 1ULL << 30;
 	st->swap_free_bytes = 1ULL << 30;
 	st->free_page_reporting = TRUE;
@@ -574,6 +660,21 @@ static void agent_picture(const struct domain *d, guint max, struct vr_proto_reg
 	}
 }
 
+/* The share of the pageout scheme of @p: 0 when it selects nothing. */
+static uint64_t policy_share(const struct vr_policy *p)
+{
+	for (guint i = 0; p && i < p->schemes->len; i++) {
+		const struct vr_scheme *sc = g_ptr_array_index(p->schemes, i);
+
+		if (sc->action != VR_ACTION_PAGEOUT)
+			continue;
+		if (sc->pattern.min_age_us >= sc->pattern.max_age_us)
+			return 0;
+		return sc->quota.sz ? sc->quota.sz : G_MAXUINT64;
+	}
+	return 0;
+}
+
 static void agent_send(struct conn *c, char *line)
 {
 	g_string_append(c->out, line);
@@ -607,14 +708,19 @@ static void agent_answer(struct conn *c, const char *line, gsize len)
 		agent_send(c, vr_proto_encode_hello(req.id, &h));
 		break;
 	}
-	case VR_PROTO_SET_POLICY:
-		if (req.set_policy.has_report_interval) {
+	case VR_PROTO_SET_POLICY: {
+		uint64_t share = policy_share(req.set_policy.policy);
+
+		if (req.set_policy.has_report_interval && !opt_report_ms) {
 			d->report_interval_ms = req.set_policy.report_interval_ms;
 			d->next_report_us =
 				g_get_monotonic_time() + (gint64)d->report_interval_ms * 1000;
 		}
+		d->share = share > 0;
+		agent_record(d, "set-policy", share);
 		agent_send(c, vr_proto_encode_empty(req.id));
 		break;
+	}
 	case VR_PROTO_RECLAIM: {
 		struct vr_proto_reclaim_result res = {
 			.reclaimed_bytes = MIN(req.reclaim.bytes, memory_bytes / 100),
@@ -640,6 +746,7 @@ static void agent_answer(struct conn *c, const char *line, gsize len)
 	case VR_PROTO_PAUSE:
 	case VR_PROTO_RESUME:
 		d->paused = req.command == VR_PROTO_PAUSE;
+		agent_record(d, d->paused ? "pause" : "resume", d->paused);
 		agent_send(c, vr_proto_encode_empty(req.id));
 		break;
 	}
@@ -677,7 +784,25 @@ static void agent_reports(gint64 now)
 		d->next_report_us += (gint64)d->report_interval_ms * 1000;
 		if (d->next_report_us < now)
 			d->next_report_us = now + (gint64)d->report_interval_ms * 1000;
+		if (d->agent_restart_path && unlink(d->agent_restart_path) == 0) {
+			/* A new agent, started --paused, with its own policy. */
+			d->agent_started_us = now;
+			d->applied_bytes = 0;
+			d->seq = 0;
+			d->share = FALSE;
+			d->paused = TRUE;
+			d->report_interval_ms = 0;
+			agent_record(d, "restarted", 0);
+			if (!opt_report_ms)
+				continue; /* no report until a policy sets them */
+			agent_report_from_now(d);
+		}
+		if (d->share && !d->paused) {
+			d->applied_bytes += (uint64_t)opt_applied_kib << 10;
+			resident_release((uint64_t)opt_applied_kib << 10);
+		}
 		agent_stats(d, &st);
+		agent_record(d, "report", d->applied_bytes);
 		agent_send(d->agent, vr_proto_encode_report(d->seq++, &st));
 		counters[CNT_REPORTS]++;
 		conn_flush(d->agent);
@@ -737,6 +862,8 @@ static void on_event(struct endpoint *ep, uint32_t events)
 		d->agent = c;
 		c->reader = vr_proto_reader_new();
 		counters[CNT_AGENT_CONNECTS]++;
+		if (opt_report_ms)
+			agent_report_from_now(d);
 		return;
 	case QMP_CONN:
 	case AGENT_CONN:
@@ -817,7 +944,7 @@ static void raise_nofile(rlim_t need)
 
 static void domain_init(struct domain *d, guint index, const char *name, const char *uuid,
 			const char *qmp_path, const char *agent_path, const char *record_path,
-			const char *stall_path)
+			const char *stall_path, const char *agent_record_path)
 {
 	d->index = index;
 	d->name = g_strdup(name);
@@ -826,6 +953,15 @@ static void domain_init(struct domain *d, guint index, const char *name, const c
 	d->agent_path = g_strdup(agent_path);
 	d->stall_path = g_strdup(stall_path);
 	d->record_fd = -1;
+	d->agent_record_fd = -1;
+	d->agent_started_us = started_us;
+	if (agent_record_path) {
+		d->agent_record_fd =
+			open(agent_record_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (d->agent_record_fd < 0)
+			die("cannot open %s: %s", agent_record_path, g_strerror(errno));
+		d->agent_restart_path = g_strconcat(agent_record_path, ".restart", NULL);
+	}
 	if (record_path) {
 		d->record_fd = open(record_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (d->record_fd < 0)
@@ -865,6 +1001,19 @@ int main(int argc, char **argv)
 		  "each guest's memory, MiB (default 2048; 512 for one QEMU)", "MIB" },
 		{ "lie-about-memory", 0, 0, G_OPTION_ARG_NONE, &opt_lie,
 		  "claim twice the memory the process maps", NULL },
+		{ "report-ms", 0, 0, G_OPTION_ARG_INT, &opt_report_ms,
+		  "the agent reports every MS from its connection on, whatever the policy says",
+		  "MS" },
+		{ "applied-kib-per-report", 0, 0, G_OPTION_ARG_INT, &opt_applied_kib,
+		  "the agent's sz_applied grows by N KiB a report while its policy holds a "
+		  "share and it runs (default 0)",
+		  "N" },
+		{ "resident-mib", 0, 0, G_OPTION_ARG_INT, &opt_resident_mib,
+		  "keep N MiB resident, released as the agents claim reclaim (default 0)", "N" },
+		{ "agent-record", 0, 0, G_OPTION_ARG_FILENAME, &opt_agent_record,
+		  "one QEMU: where the agent records policies, reports, pauses; FILE.restart "
+		  "restarts it",
+		  "FILE" },
 		{ "stats", 0, 0, G_OPTION_ARG_FILENAME, &opt_stats,
 		  "write what was asked here every second", "FILE" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -881,6 +1030,14 @@ int main(int argc, char **argv)
 			(!opt_socket || !opt_name || !opt_uuid || opt_count || opt_no_record))
 		die("give either --socket, --name and --uuid (one QEMU), or --fleet and --count "
 		    "(1..100000)");
+	if (opt_agent_record && (opt_fleet || !opt_agent))
+		die("--agent-record is for one QEMU with --agent");
+	if (opt_report_ms < 0 || opt_report_ms > 3600 * 1000)
+		die("--report-ms must be 0..3600000 (got %d)", opt_report_ms);
+	if (opt_applied_kib < 0 || opt_applied_kib > 1024 * 1024)
+		die("--applied-kib-per-report must be 0..1048576 (got %d)", opt_applied_kib);
+	if (opt_resident_mib < 0 || opt_resident_mib > 4096)
+		die("--resident-mib must be 0..4096 (got %d)", opt_resident_mib);
 	if (opt_regions < 1 || opt_regions > VR_PROTO_MAX_REGIONS)
 		die("--regions must be 1..%d (got %d)", VR_PROTO_MAX_REGIONS, opt_regions);
 	if (!opt_memory_mib)
@@ -902,7 +1059,7 @@ int main(int argc, char **argv)
 		g_autofree char *agent = g_strconcat(opt_socket, ".agent", NULL);
 
 		domain_init(&domains[0], 0, opt_name, opt_uuid, opt_socket,
-			    opt_agent ? agent : NULL, opt_record, opt_stall);
+			    opt_agent ? agent : NULL, opt_record, opt_stall, opt_agent_record);
 	}
 	for (guint i = 0; opt_fleet && i < nr_domains; i++) {
 		g_autofree char *name = g_strdup_printf("fleet-%04u", i);
@@ -915,12 +1072,20 @@ int main(int argc, char **argv)
 		if (g_mkdir_with_parents(dir, 0700) < 0)
 			die("cannot make %s: %s", dir, g_strerror(errno));
 		domain_init(&domains[i], i, name, uuid, qmp, opt_agent ? agent : NULL,
-			    opt_no_record ? NULL : rec, NULL);
+			    opt_no_record ? NULL : rec, NULL, NULL);
 	}
 	/* QEMU maps all of its guest's RAM: reserve as much address space. */
 	if (!opt_lie && mmap(NULL, memory_bytes, PROT_NONE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
 		die("cannot map the guest's memory: %s", g_strerror(errno));
+	if (opt_resident_mib) {
+		resident_bytes = (uint64_t)opt_resident_mib << 20;
+		resident = mmap(NULL, resident_bytes, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (resident == MAP_FAILED)
+			die("cannot map %d MiB: %s", opt_resident_mib, g_strerror(errno));
+		memset(resident, 1, resident_bytes);
+	}
 	printf("ready\n");
 	fflush(stdout);
 	for (;;) {

@@ -128,13 +128,14 @@ static void start_daemon_with(const char *fleet_lines)
 	g_autofree char *text = g_strdup_printf("[daemon]\n"
 						"connect = test:///default\n"
 						"policy-dir = %s/policies\n"
+						"state-dir = %s/state\n"
 						"control-socket = %s\n"
 						"interval-ms = %d\n"
 						"[host]\n"
 						"watermark-metric = none\n"
 						"[fleet]\n"
 						"%s",
-						dir, socket_path, INTERVAL_MS, fleet_lines);
+						dir, dir, socket_path, INTERVAL_MS, fleet_lines);
 
 	cr_assert_not_null(binary, "VRECLAIMD must name the vreclaimd binary");
 	tree_put(dir, "vreclaimd.conf", text);

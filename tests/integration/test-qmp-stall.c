@@ -139,13 +139,14 @@ static void setup(void)
 	text = g_strdup_printf("[daemon]\n"
 			       "connect = test:///default\n"
 			       "policy-dir = %s/policies\n"
+			       "state-dir = %s/state\n"
 			       "control-socket = %s\n"
 			       "interval-ms = %d\n"
 			       "[host]\n"
 			       "watermark-metric = none\n"
 			       "[fleet]\n"
 			       "default-actions = balloon\n",
-			       dir, socket_path, INTERVAL_MS);
+			       dir, dir, socket_path, INTERVAL_MS);
 	tree_put(dir, "vreclaimd.conf", text);
 }
 

@@ -203,13 +203,14 @@ static void write_config_fleet(const char *node, const char *manage, const char 
 						"connect = test://%s\n"
 						"manage = %s\n"
 						"policy-dir = %s\n"
+						"state-dir = %s/state\n"
 						"control-socket = %s\n"
 						"interval-ms = 200\n"
 						"%s"
 						"[host]\n"
 						"watermark-metric = none\n"
 						"%s%s",
-						node, manage, policies, socket_path,
+						node, manage, policies, dir, socket_path,
 						extra ? extra : "", fleet ? "[fleet]\n" : "",
 						fleet ? fleet : "");
 

@@ -825,8 +825,11 @@ Test(session, slow_reply_times_out_and_late_reply_dropped)
 	assert_session_error(r.error, VR_AGENT_SESSION_ERROR_TIMEOUT, "100 ms", "timeout");
 	cr_assert(msg_has_any(r.error->message, "get-stats"), "expected the command named: %s",
 		  r.error->message);
+	cr_assert(vr_agent_session_stalled(session), "expected a timed-out agent shown stalled");
 
 	fake_loop_spin_ms(400); /* the late reply arrives */
+	cr_assert_not(vr_agent_session_stalled(session),
+		      "expected its late reply to end the stall");
 	struct vr_agent_session_counters c = counters();
 	cr_assert_eq(r.count, 1, "expected the late reply not to call back again");
 	cr_assert_eq(c.late_replies, 1, "expected one late reply, got %" PRIu64, c.late_replies);
@@ -895,7 +898,11 @@ Test(session, unanswered_requests_restart_the_session)
 		assert_session_error(r[i].error, VR_AGENT_SESSION_ERROR_TIMEOUT, "get-stats",
 				     "call");
 	}
+	cr_assert(vr_agent_session_stalled(session),
+		  "expected the session stalled after 3 timeouts");
 	cr_assert(wait_count(&ev.ups, 2, WAIT_MS), "expected the session to reconnect and come up");
+	cr_assert_not(vr_agent_session_stalled(session),
+		      "expected hello's answer to end the stall");
 	cr_assert_eq(fa->srv.accepts, 2, "expected a second connection, got %u", fa->srv.accepts);
 	cr_assert_eq(counters().reconnects, 1, "expected one reconnect");
 	for (int i = 0; i < 3; i++)
@@ -916,6 +923,8 @@ Test(session, unanswered_hello_reconnects)
 	cr_assert(last && msg_has_any(last, "hello") && msg_has_any(last, DOMAIN),
 		  "expected the last error to name hello and the domain: %s", last ? last : "none");
 	cr_assert_geq(counters().timeouts, 2, "expected the hello timeouts counted");
+	cr_assert(vr_agent_session_stalled(session),
+		  "expected an agent that never answers stalled");
 	/* A call while not up is refused at once. */
 	struct vr_proto_request req = { .command = VR_PROTO_GET_STATS };
 	struct call_result r = { 0 };

@@ -112,6 +112,7 @@ Test(config_defaults, values)
 	cr_assert_str_eq(c->connect_uri, "qemu:///system");
 	cr_assert_eq(c->manage, VR_MANAGE_OPT_IN, "only opted-in domains by default");
 	cr_assert_str_eq(c->policy_dir, "/etc/vreclaim/policies");
+	cr_assert_str_eq(c->state_dir, "/var/lib/vreclaim");
 	cr_assert_str_eq(c->control_socket, "/run/vreclaim/vreclaimd.sock");
 	cr_assert_eq(c->control_socket_mode, 0600, "owner-only socket, got %o",
 		     c->control_socket_mode);
@@ -172,6 +173,7 @@ static struct valid_case valid_cases[] = {
 	{ "daemon", "manage", "all   ", "all" },
 	{ "daemon", "policy-dir", "/var/lib/vreclaim/policies", "/var/lib/vreclaim/policies" },
 	{ "daemon", "policy-dir", "/srv/vreclaim policies", "/srv/vreclaim policies" },
+	{ "daemon", "state-dir", "/srv/vreclaim/state", "/srv/vreclaim/state" },
 	{ "daemon", "control-socket", "/run/vr.sock", "/run/vr.sock" },
 	{ "daemon", "control-socket-mode", "0660", "0660" },
 	{ "daemon", "control-socket-mode", "600", "0600" },
@@ -314,6 +316,7 @@ static struct invalid_case invalid_cases[] = {
 	{ "daemon", "manage", "ALL", "opt-in" },
 	{ "daemon", "policy-dir", "policies", "absolute" },
 	{ "daemon", "policy-dir", "", "absolute" },
+	{ "daemon", "state-dir", "state", "absolute" },
 	{ "daemon", "control-socket", "vreclaimd.sock", "absolute" },
 	{ "daemon", "control-socket", "/run/vreclaim/", "socket" },
 	{ "daemon", "control-socket",

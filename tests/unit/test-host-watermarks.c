@@ -169,3 +169,29 @@ Test(host_watermarks, metric_none_ignores_the_thresholds)
 	cr_assert(vr_host_watermarks_validate(&wm, NULL),
 		  "with metric none the free-memory thresholds are not used, so not checked");
 }
+
+/* host-pageout's room in the host's swap: none without swap or when it is
+ * full, and a reserve left for the kernel. */
+Test(host_watermarks, pageout_room)
+{
+	const uint64_t mib = 1ULL << 20;
+	struct vr_host_snapshot none = { 0 };
+	struct vr_host_snapshot full = { .swap_total_bytes = 4096 * mib, .swap_free_bytes = 0 };
+	struct vr_host_snapshot almost = { .swap_total_bytes = 4096 * mib,
+					   .swap_free_bytes = 64 * mib };
+	struct vr_host_snapshot half = { .swap_total_bytes = 4096 * mib,
+					 .swap_free_bytes = 2048 * mib };
+	struct vr_host_snapshot small = { .swap_total_bytes = 256 * mib,
+					  .swap_free_bytes = 256 * mib };
+	struct vr_host_snapshot odd = { .swap_total_bytes = 256 * mib,
+					.swap_free_bytes = 1024 * mib };
+
+	cr_assert_eq(vr_host_pageout_room(&none), 0, "no swap: no room");
+	cr_assert_eq(vr_host_pageout_room(&full), 0, "a full swap: no room");
+	cr_assert_eq(vr_host_pageout_room(&almost), 0, "within the reserve (1/64): no room");
+	cr_assert_eq(vr_host_pageout_room(&half), 2048 * mib - 64 * mib);
+	cr_assert_eq(vr_host_pageout_room(&small), 256 * mib - 16 * mib,
+		     "a reserve of 16 MiB at least");
+	cr_assert_eq(vr_host_pageout_room(&odd), 256 * mib - 16 * mib,
+		     "free beyond total counts as total");
+}
