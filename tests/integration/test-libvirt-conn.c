@@ -21,6 +21,7 @@
 #include <libvirt/libvirt.h>
 #include <string.h>
 
+#include "../unit/test-gate.h"
 #include "libvirt-conn.h"
 
 #define TEST_URI "test:///default"
@@ -34,39 +35,11 @@
 
 /* ---- the gate on libvirt's thread ---- */
 
-static GMutex gate_lock;
-static GCond gate_cond;
-static gboolean gate_open = TRUE;
-static guint gate_waiting;
-
-static void gate_set(gboolean open)
-{
-	g_mutex_lock(&gate_lock);
-	gate_open = open;
-	g_cond_broadcast(&gate_cond);
-	g_mutex_unlock(&gate_lock);
-}
-
-static guint gate_nr_waiting(void)
-{
-	guint n;
-
-	g_mutex_lock(&gate_lock);
-	n = gate_waiting;
-	g_mutex_unlock(&gate_lock);
-	return n;
-}
-
 static void hook(const char *what, gpointer data)
 {
 	(void)what;
 	(void)data;
-	g_mutex_lock(&gate_lock);
-	gate_waiting++;
-	while (!gate_open)
-		g_cond_wait(&gate_cond, &gate_lock);
-	gate_waiting--;
-	g_mutex_unlock(&gate_lock);
+	gate_pass();
 }
 
 /* ---- the daemon's side ---- */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "libvirt-worker.h"
+#include "test-gate.h"
 
 /* The jobs' deadline, ms: short, so that tests are. */
 #define TIMEOUT_MS 300
@@ -35,39 +36,6 @@
 #define WAIT_MS 5000
 
 /* ---- the gate: what a stopped libvirtd looks like to a job ---- */
-
-static GMutex gate_lock;
-static GCond gate_cond;
-static gboolean gate_open = TRUE;
-static guint gate_waiting;
-
-static void gate_set(gboolean open)
-{
-	g_mutex_lock(&gate_lock);
-	gate_open = open;
-	g_cond_broadcast(&gate_cond);
-	g_mutex_unlock(&gate_lock);
-}
-
-static void gate_pass(void)
-{
-	g_mutex_lock(&gate_lock);
-	gate_waiting++;
-	while (!gate_open)
-		g_cond_wait(&gate_cond, &gate_lock);
-	gate_waiting--;
-	g_mutex_unlock(&gate_lock);
-}
-
-static guint gate_nr_waiting(void)
-{
-	guint n;
-
-	g_mutex_lock(&gate_lock);
-	n = gate_waiting;
-	g_mutex_unlock(&gate_lock);
-	return n;
-}
 
 /* Let every waiting job go, so that the threads end. */
 static void gate_teardown(void)
