@@ -364,13 +364,14 @@ Test(state_dir, corrupt_file_named)
 	struct vr_domain_state out;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GError) folder = NULL;
+	g_autofree char *path = g_build_filename(dir, UUID ".state", NULL);
 
 	tree_put(dir, UUID ".state", "[domain-state]\nversion=1\nuuid=garbage\n");
 	cr_assert(!vr_state_dir_load(dir, UUID, &out, &error));
 	cr_assert(g_error_matches(error, VR_DOMAIN_STATE_ERROR, VR_DOMAIN_STATE_ERROR_INVALID));
 	cr_assert(strstr(error->message, UUID ".state"), "the error names the file: %s",
 		  error->message);
-	tree_rm(g_build_filename(dir, UUID ".state", NULL));
+	tree_rm(path);
 	tree_mkdir(dir, UUID ".state");
 	cr_assert(!vr_state_dir_load(dir, UUID, &out, &folder), "a folder is no state file");
 }
