@@ -27,9 +27,6 @@
 #define TEST_URI "test:///default"
 /* Each request's deadline in these tests, ms. */
 #define TIMEOUT_MS 300
-/* The main-loop timer's period, and the longest gap that counts as on time, ms. */
-#define TICK_MS	   20
-#define MAX_GAP_MS 150
 /* The longest a test waits for something, ms. */
 #define WAIT_MS 5000
 
@@ -253,19 +250,6 @@ Test(libvirt_conn, every_request_is_answered_on_the_main_context)
 		  a.error ? a.error->message : "no error");
 	answer_reset(&a);
 	cr_assert_eq(vr_libvirt_stalls(lv), 0);
-}
-
-static gint64 last_tick_us, max_gap_us;
-
-static gboolean tick(gpointer data)
-{
-	gint64 now = g_get_monotonic_time();
-
-	(void)data;
-	if (last_tick_us)
-		max_gap_us = MAX(max_gap_us, now - last_tick_us);
-	last_tick_us = now;
-	return G_SOURCE_CONTINUE;
 }
 
 Test(libvirt_conn, a_stalled_libvirt_times_out_shows_degraded_and_recovers)

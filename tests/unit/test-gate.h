@@ -9,6 +9,10 @@
  * waits in it until gate_set(TRUE). gate_nr_waiting() says how many wait.
  * A test that closes the gate opens it again before it ends (a suite's .fini),
  * so that the threads it held can end.
+ *
+ * And the probe that shows the main loop keeps its pace while a thread is
+ * held: g_timeout_add(TICK_MS, tick, NULL) records in max_gap_us the longest
+ * gap between two of its ticks, which a test compares with MAX_GAP_MS.
  */
 #pragma once
 
@@ -49,4 +53,23 @@ static inline guint gate_nr_waiting(void)
 	n = gate_waiting;
 	g_mutex_unlock(&gate_lock);
 	return n;
+}
+
+/* The probe's period, ms, and the longest gap between two of its ticks that
+ * still counts as on time, ms (a loaded machine included). */
+#define TICK_MS	   20
+#define MAX_GAP_MS 150
+
+static gint64 last_tick_us, max_gap_us;
+
+/* The probe's timer callback: the longest gap between two calls so far. */
+static inline gboolean tick(gpointer data)
+{
+	gint64 now = g_get_monotonic_time();
+
+	(void)data;
+	if (last_tick_us)
+		max_gap_us = MAX(max_gap_us, now - last_tick_us);
+	last_tick_us = now;
+	return G_SOURCE_CONTINUE;
 }

@@ -28,10 +28,6 @@
 
 /* The jobs' deadline, ms: short, so that tests are. */
 #define TIMEOUT_MS 300
-/* The main-loop timer's period, ms, and the longest gap between two of its
- * ticks that still counts as on time, ms (a loaded machine included). */
-#define TICK_MS	   20
-#define MAX_GAP_MS 150
 /* The longest a test waits for something, ms. */
 #define WAIT_MS 5000
 
@@ -268,19 +264,6 @@ Test(libvirt_worker, jobs_run_on_the_thread_and_answer_in_order)
 	cr_assert(vr_libvirt_worker_free(g_steal_pointer(&w)), "expected the thread joined");
 	cr_assert_eq(g_atomic_int_get(&freed), 5, "expected every job's data freed");
 	cr_assert_eq(g_atomic_int_get(&thread_data_freed), 1, "expected the thread data freed");
-}
-
-static gint64 last_tick_us, max_gap_us;
-
-static gboolean tick(gpointer data)
-{
-	gint64 now = g_get_monotonic_time();
-
-	(void)data;
-	if (last_tick_us)
-		max_gap_us = MAX(max_gap_us, now - last_tick_us);
-	last_tick_us = now;
-	return G_SOURCE_CONTINUE;
 }
 
 Test(libvirt_worker, a_job_that_hangs_times_out_and_the_main_loop_keeps_its_pace)
