@@ -114,6 +114,53 @@ bool vr_host_psi_exceeded(const struct vr_host_watermarks *wm, const struct vr_h
 bool vr_host_needs_memory(const struct vr_host_watermarks *wm, const struct vr_host_snapshot *snap,
 			  bool was_needed);
 
+/**
+ * enum vr_host_memory_state - why the host needs memory from its guests this
+ * window, or why not: what vr_host_needs_memory() answered, explained for the
+ * operator (status, metrics).
+ * @VR_HOST_MEMORY_UNKNOWN:	/proc/meminfo could not be read: nothing is
+ *				known (the previous answer holds).
+ * @VR_HOST_MEMORY_ALWAYS:	needs: watermark-metric none.
+ * @VR_HOST_MEMORY_PSI:		needs: a PSI threshold is met.
+ * @VR_HOST_MEMORY_BELOW_MID:	needs: the free rate is below mid (and at or
+ *				above low).
+ * @VR_HOST_MEMORY_UP_TO_HIGH:	needs: reclaim started below mid and goes on
+ *				up to high (the rate is between mid and high).
+ * @VR_HOST_MEMORY_ABOVE_MID:	does not need: the rate is at or above mid
+ *				(and at most high) and reclaim had not started.
+ * @VR_HOST_MEMORY_ABOVE_HIGH:	does not need: the rate is above high.
+ * @VR_HOST_MEMORY_BELOW_LOW:	does not need: the rate is below low, where
+ *				vreclaim steps aside for the kernel's own
+ *				reclaim (every share is 0 at once).
+ */
+enum vr_host_memory_state {
+	VR_HOST_MEMORY_UNKNOWN,
+	VR_HOST_MEMORY_ALWAYS,
+	VR_HOST_MEMORY_PSI,
+	VR_HOST_MEMORY_BELOW_MID,
+	VR_HOST_MEMORY_UP_TO_HIGH,
+	VR_HOST_MEMORY_ABOVE_MID,
+	VR_HOST_MEMORY_ABOVE_HIGH,
+	VR_HOST_MEMORY_BELOW_LOW,
+};
+
+#define VR_HOST_MEMORY_NR_STATES (VR_HOST_MEMORY_BELOW_LOW + 1)
+
+/**
+ * vr_host_memory_state() - why @needed (vr_host_needs_memory() of @wm and
+ * @snap) is what it is. Pure. Never VR_HOST_MEMORY_UNKNOWN: the caller says
+ * that when it has no snapshot.
+ */
+enum vr_host_memory_state vr_host_memory_state(const struct vr_host_watermarks *wm,
+					       const struct vr_host_snapshot *snap, bool needed);
+
+/**
+ * vr_host_memory_state_name() - @state's name in status and metrics:
+ * "unknown", "always", "psi", "below-mid", "up-to-high", "above-mid",
+ * "above-high", "below-low"; "?" for a value out of range. Static.
+ */
+const char *vr_host_memory_state_name(enum vr_host_memory_state state);
+
 /* host-pageout leaves this part of the host's swap free (and at least
  * VR_HOST_SWAP_RESERVE_MIN_BYTES): the kernel's own reclaim needs room to
  * swap too, and an almost full swap is where OOM kills begin. */
@@ -130,3 +177,11 @@ bool vr_host_needs_memory(const struct vr_host_watermarks *wm, const struct vr_h
  * it never got.
  */
 uint64_t vr_host_pageout_room(const struct vr_host_snapshot *snap);
+
+/**
+ * vr_host_swap_full_reason() - what host-pageout says when
+ * vr_host_pageout_room() of @snap is 0, for the operator: "host-pageout
+ * waits: the host's swap is full (...)" with SwapFree, SwapTotal and the
+ * reserve in KiB, or "... the host has no swap" without any. Owned (g_free).
+ */
+char *vr_host_swap_full_reason(const struct vr_host_snapshot *snap);

@@ -59,6 +59,7 @@ static void print_daemon(const struct vr_daemon_status *d)
 	g_autofree char *uri = vr_text_escape(d->libvirt_uri, -1);
 	g_autofree char *uptime = format_uptime(d->uptime_ms);
 	g_autofree char *quota = vrctl_control_format_size(d->fleet_quota_bytes);
+	g_autofree char *state = vr_text_escape(d->host_memory_state, -1);
 
 	g_print("%-19s %s, up %s\n", "vreclaimd:", version, uptime);
 	g_print("%-19s %s (%s)\n", "libvirt:", *uri ? uri : "-",
@@ -67,9 +68,9 @@ static void print_daemon(const struct vr_daemon_status *d)
 		g_autofree char *why = vr_text_escape(d->libvirt_degraded_reason, -1);
 		g_print("%-19s %s\n", "libvirt DEGRADED:", why);
 	}
-	g_print("%-19s %s (free memory %u.%u%%)\n",
+	g_print("%-19s %s (free memory %u.%u%%, %s)\n",
 		"host needs memory:", d->host_needs_memory ? "yes" : "no",
-		d->free_mem_rate_permille / 10, d->free_mem_rate_permille % 10);
+		d->free_mem_rate_permille / 10, d->free_mem_rate_permille % 10, state);
 	g_print("%-19s %s\n", "fleet quota:", quota);
 }
 

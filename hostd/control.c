@@ -584,6 +584,7 @@ static const struct field daemon_fields[] = {
 	FIELD(vr_daemon_status, libvirt_stalls, FIELD_U64, 0),
 	FIELD(vr_daemon_status, host_needs_memory, FIELD_BOOL, 0),
 	FIELD(vr_daemon_status, free_mem_rate_permille, FIELD_UINT, VR_PERMILLE_MAX),
+	FIELD(vr_daemon_status, host_memory_state, FIELD_STRING, 0),
 	FIELD(vr_daemon_status, fleet_quota_bytes, FIELD_U64, 0),
 	FIELD(vr_daemon_status, reloads, FIELD_U64, 0),
 	FIELD(vr_daemon_status, ticks, FIELD_U64, 0),

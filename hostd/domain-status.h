@@ -26,6 +26,7 @@
 #define VR_DOMAIN_ERROR_SIZE	     512
 #define VR_DAEMON_VERSION_SIZE	     32
 #define VR_DAEMON_URI_SIZE	     256
+#define VR_DAEMON_HOST_STATE_SIZE    16 /* vr_host_memory_state_name() */
 
 /* A domain's priority: 0..this (the `priority=` setting). */
 #define VR_STATUS_PRIORITY_MAX 100
@@ -153,6 +154,10 @@ struct vr_domain_status {
  * @host_needs_memory:	   whether the host asks for memory back now (its
  *			   watermarks are on).
  * @free_mem_rate_permille: the host's free memory rate, 0..VR_PERMILLE_MAX.
+ * @host_memory_state:	   why the host needs memory or not
+ *			   (vr_host_memory_state_name(): "below-low" when its
+ *			   free rate fell below the low watermark and vreclaim
+ *			   steps aside, "above-high", "below-mid", ...).
  * @fleet_quota_bytes:	   the fleet's reclaim quota for this window, bytes.
  * @reloads:		   configuration reloads (SIGHUP) since it started.
  * @ticks:		   policy ticks since it started.
@@ -167,6 +172,7 @@ struct vr_daemon_status {
 	uint64_t libvirt_stalls;
 	gboolean host_needs_memory;
 	guint free_mem_rate_permille;
+	char host_memory_state[VR_DAEMON_HOST_STATE_SIZE];
 	uint64_t fleet_quota_bytes;
 	uint64_t reloads;
 	uint64_t ticks;

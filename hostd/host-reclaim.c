@@ -152,6 +152,26 @@ out:
 	return ok;
 }
 
+gboolean vr_host_reclaim_step_in_swap(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
+				      uint64_t quota_bytes, const struct vr_host_snapshot *host,
+				      struct vr_host_reclaim_result *result, GError **error)
+{
+	uint64_t room;
+	gboolean ok;
+
+	g_return_val_if_fail(hr != NULL && scheme != NULL && host != NULL, FALSE);
+	room = vr_host_pageout_room(host);
+	if (!room) {
+		if (result)
+			*result = (struct vr_host_reclaim_result){ .swap_full = TRUE };
+		return TRUE;
+	}
+	ok = vr_host_reclaim_step(hr, scheme, MIN(quota_bytes, room), result, error);
+	if (result)
+		result->swap_room_bytes = room;
+	return ok;
+}
+
 gboolean vr_host_reclaim_cold_histogram(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
 					uint64_t *hist_bytes, GError **error)
 {

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "access-source.h"
+#include "host-watermarks.h"
 #include "ram-map.h"
 #include "scheme.h"
 
@@ -87,12 +88,20 @@ struct vr_host_reclaim *vr_host_reclaim_new(const char *name, pid_t pid,
  * @advised_bytes:	bytes process_madvise(MADV_PAGEOUT) accepted, at most
  *			the quota. Set on failure too: what was advised before
  *			the range that failed.
+ * @swap_room_bytes:	vr_host_reclaim_step_in_swap() only: the room the
+ *			host's swap had (vr_host_pageout_room()), bytes; the
+ *			step's quota was cut to it.
+ * @swap_full:		vr_host_reclaim_step_in_swap() only: there was no
+ *			room, so the step did nothing at all (no picture read,
+ *			no process_madvise()).
  */
 struct vr_host_reclaim_result {
 	guint picture_regions;
 	uint64_t planned_bytes;
 	guint ranges;
 	uint64_t advised_bytes;
+	uint64_t swap_room_bytes;
+	gboolean swap_full;
 };
 
 /**
@@ -122,6 +131,22 @@ struct vr_host_reclaim_result {
 gboolean vr_host_reclaim_step(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
 			      uint64_t quota_bytes, struct vr_host_reclaim_result *result,
 			      GError **error);
+
+/**
+ * vr_host_reclaim_step_in_swap() - vr_host_reclaim_step() within the room
+ * the host's swap has left: the host-pageout action's step in vreclaimd.
+ * @host:	the host now (its SwapTotal and SwapFree, from /proc/meminfo).
+ *		Borrowed.
+ *
+ * The quota is cut to vr_host_pageout_room() of @host (@result's
+ * swap_room_bytes): MADV_PAGEOUT into a full swap is accepted by the kernel
+ * and frees nothing. With no room the step does nothing at all and sets
+ * @result's swap_full; vr_host_swap_full_reason() says so for the operator.
+ * Return: as vr_host_reclaim_step(); TRUE when the swap is full.
+ */
+gboolean vr_host_reclaim_step_in_swap(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
+				      uint64_t quota_bytes, const struct vr_host_snapshot *host,
+				      struct vr_host_reclaim_result *result, GError **error);
 
 /**
  * vr_host_reclaim_cold_histogram() - the guest's eligible cold bytes per

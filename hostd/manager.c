@@ -105,6 +105,7 @@ struct vr_manager {
 	struct vr_host_snapshot host;
 	gboolean host_known;
 	gboolean host_needs_memory;
+	enum vr_host_memory_state host_state; /* why, in status and metrics */
 
 	struct vr_control_server *control;
 	struct vr_metrics_server *metrics;
@@ -1327,7 +1328,9 @@ static gboolean decide_domain_offer(struct vr_manager *m, struct vr_domain *d,
 			return FALSE;
 		/* A full host swap takes nothing: the quota goes to others. */
 		if (m->host_known && !vr_host_pageout_room(&m->host)) {
-			vr_domain_set_error(d, "host-pageout waits: the host's swap is full");
+			g_autofree char *why = vr_host_swap_full_reason(&m->host);
+
+			vr_domain_set_error(d, why);
 			return FALSE;
 		}
 		if (!vr_host_reclaim_cold_histogram(d->host_reclaim, s, fd->hist_bytes, &error)) {
@@ -1361,6 +1364,9 @@ static void decide(struct vr_manager *m, GPtrArray *doms)
 		g_message("the host %s memory (free rate %u per-mille)",
 			  needed ? "needs" : "no longer needs", vr_host_free_mem_rate(&m->host));
 	m->host_needs_memory = needed;
+	m->host_state = m->host_known ?
+				vr_host_memory_state(&m->config->host_wmarks, &m->host, needed) :
+				VR_HOST_MEMORY_UNKNOWN;
 
 	for (guint i = 0; i < doms->len; i++) {
 		struct vr_domain *d = g_ptr_array_index(doms, i);
@@ -1631,14 +1637,19 @@ static void act_host_pageout(struct vr_manager *m, struct vr_domain *d)
 	 * previous vreclaimd began too (restored). */
 	vr_share_window_roll(&d->window, d->share_bytes, g_get_monotonic_time(), window_len_us(m));
 	uint64_t left = vr_share_window_left(&d->window, d->share_bytes);
-	/* Never more than the host's swap can take. */
-	left = MIN(left, vr_host_pageout_room(&m->host));
 	if (!left)
 		return;
-	if (!vr_host_reclaim_step(d->host_reclaim, s, left, &result, &error)) {
+	/* Never more than the host's swap can take. */
+	if (!vr_host_reclaim_step_in_swap(d->host_reclaim, s, left, &m->host, &result, &error)) {
 		vr_share_window_charge(&d->window, result.advised_bytes);
 		g_warning("%s: host-pageout: %s", d->name, error->message);
 		vr_domain_set_error(d, error->message);
+		return;
+	}
+	if (result.swap_full) {
+		g_autofree char *why = vr_host_swap_full_reason(&m->host);
+
+		vr_domain_set_error(d, why);
 		return;
 	}
 	vr_share_window_charge(&d->window, result.advised_bytes);
@@ -1768,6 +1779,8 @@ static gboolean ctl_status(gpointer user, GPtrArray **domains, struct vr_daemon_
 	daemon->libvirt_stalls = vr_libvirt_stalls(m->lv);
 	daemon->host_needs_memory = m->host_needs_memory;
 	daemon->free_mem_rate_permille = m->host_known ? vr_host_free_mem_rate(&m->host) : 0;
+	g_strlcpy(daemon->host_memory_state, vr_host_memory_state_name(m->host_state),
+		  sizeof(daemon->host_memory_state));
 	daemon->fleet_quota_bytes = m->config->fleet_quota_bytes;
 	daemon->reloads = m->reloads;
 	daemon->ticks = m->ticks;

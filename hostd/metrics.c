@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "host-watermarks.h"
 #include "stream-server.h"
 
 /* clang-format off */
@@ -224,6 +225,15 @@ char *vr_metrics_render(const GPtrArray *domains, const struct vr_daemon_status 
 	family(out, "vreclaim_host_free_mem_rate_permille", "gauge",
 	       "The host's free memory rate, per-mille.");
 	sample_u64(out, "vreclaim_host_free_mem_rate_permille", daemon->free_mem_rate_permille);
+	family(out, "vreclaim_host_memory_state", "gauge",
+	       "Why the host needs memory or not (1 for the state it is in): below-low is "
+	       "below the low watermark, where vreclaim steps aside.");
+	for (guint s = 0; s < VR_HOST_MEMORY_NR_STATES; s++) {
+		const char *name = vr_host_memory_state_name(s);
+
+		g_string_append_printf(out, "vreclaim_host_memory_state{state=\"%s\"} %d\n", name,
+				       strcmp(name, daemon->host_memory_state) == 0);
+	}
 	family(out, "vreclaim_fleet_quota_bytes", "gauge",
 	       "The fleet's reclaim quota in this window, bytes.");
 	sample_u64(out, "vreclaim_fleet_quota_bytes", daemon->fleet_quota_bytes);

@@ -98,6 +98,7 @@ static gboolean fake_status(gpointer user, GPtrArray **domains, struct vr_daemon
 	daemon->libvirt_connected = TRUE;
 	daemon->host_needs_memory = TRUE;
 	daemon->free_mem_rate_permille = 62;
+	g_strlcpy(daemon->host_memory_state, "below-mid", sizeof(daemon->host_memory_state));
 	daemon->fleet_quota_bytes = 256 * MIB;
 	daemon->reloads = 1;
 	daemon->ticks = 3723;

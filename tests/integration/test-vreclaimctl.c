@@ -137,7 +137,7 @@ static void expect_exit(const struct run *r, int status, const char *what)
 static const char expected_table[] =
 	"vreclaimd:          0.1.0, up 1h 2m\n"
 	"libvirt:            qemu:///system (connected)\n"
-	"host needs memory:  yes (free memory 6.2%)\n"
+	"host needs memory:  yes (free memory 6.2%, below-mid)\n"
 	"fleet quota:        256.00 MiB\n"
 	"\n"
 	" NAME    MANAGED                 POLICY    PRIO   AGENT               ACTION          "

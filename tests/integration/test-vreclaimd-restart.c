@@ -33,6 +33,12 @@
  * smaller share otherwise waits do not apply), and the status says the host
  * no longer needs memory.
  *
+ * Suite watermark_real: the same with the machine's own /proc/meminfo (no
+ * --procfs): watermarks reloaded by SIGHUP put its real free memory rate
+ * below low (the agent gets a policy without a share within one tick;
+ * status and metrics say below-low), back between low and mid (reclaim
+ * resumes) and above high (stops again, saying above-high).
+ *
  * Criterion re-executes the binary for each test: no pointers in
  * parameters.
  */
@@ -91,8 +97,8 @@ static const char *daemon_log(void)
 	return log_text;
 }
 
-/* The config: the tick, the fleet window, the watermarks' metric. */
-static void write_config(guint window_ms, const char *metric)
+/* The config: the tick, the fleet window, the [host] section's lines. */
+static void write_config_host(guint window_ms, const char *host)
 {
 	g_autofree char *text = g_strdup_printf("[daemon]\n"
 						"connect = test:///default\n"
@@ -101,13 +107,33 @@ static void write_config(guint window_ms, const char *metric)
 						"control-socket = %s\n"
 						"interval-ms = %d\n"
 						"[host]\n"
-						"watermark-metric = %s\n"
+						"%s"
 						"[fleet]\n"
 						"quota-size = 64MiB\n"
 						"quota-reset-interval-ms = %u\n",
-						dir, state_dir, socket_path, INTERVAL_MS, metric,
+						dir, state_dir, socket_path, INTERVAL_MS, host,
 						window_ms);
 	tree_put(dir, "vreclaimd.conf", text);
+}
+
+/* The config: the tick, the fleet window, the watermarks' metric. */
+static void write_config(guint window_ms, const char *metric)
+{
+	g_autofree char *host = g_strdup_printf("watermark-metric = %s\n", metric);
+
+	write_config_host(window_ms, host);
+}
+
+/* The config with free_mem_rate watermarks @high/@mid/@low, per-mille. */
+static void write_config_wmarks(guint high, guint mid, guint low)
+{
+	g_autofree char *host = g_strdup_printf("watermark-metric = free_mem_rate\n"
+						"watermark-high = %u\n"
+						"watermark-mid = %u\n"
+						"watermark-low = %u\n",
+						high, mid, low);
+
+	write_config_host(1000, host);
 }
 
 static void setup(void)
@@ -657,4 +683,149 @@ Test(watermark, reclaim_stops_within_one_tick)
 		      (stop_us - fell_us) / 1000, INTERVAL_MS);
 	cr_assert(status_of(&st, &d) && !d.host_needs_memory && st.share_bytes == 0,
 		  "expected no share and the host not needing memory; the log:\n%s", daemon_log());
+}
+
+/* ---- the real host falls through the low watermark ---- */
+
+TestSuite(watermark_real, .init = setup, .fini = teardown,
+	  .description = "the real host's free memory below a reloaded low watermark");
+
+/* SIGHUP; wait until the status counts @reloads. Return: when it was sent. */
+static gint64 reload_and_wait(uint64_t reloads)
+{
+	gint64 sent = g_get_monotonic_time();
+	gint64 deadline = sent + DAEMON_WAIT_MS * 1000LL;
+	struct vr_domain_status st;
+	struct vr_daemon_status d;
+
+	cr_assert_eq(kill(daemon_pid, SIGHUP), 0, "kill(SIGHUP): %s", g_strerror(errno));
+	while (!status_of(&st, &d) || d.reloads < reloads) {
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected reload %" G_GUINT64_FORMAT " within %d ms; the log:\n%s",
+			  reloads, DAEMON_WAIT_MS, daemon_log());
+		g_usleep(POLL_US);
+	}
+	return sent;
+}
+
+/* Wait up to @ms for a policy after @since_us whose share is 0 (@zero) or
+ * not: when the agent got it, monotonic us. */
+static gint64 wait_policy(gint64 since_us, bool zero, int ms, const char *what)
+{
+	gint64 deadline = g_get_monotonic_time() + ms * 1000LL;
+
+	for (;;) {
+		g_autoptr(GArray) lines = agent_lines();
+
+		for (guint i = 0; i < lines->len; i++) {
+			const struct agent_line *l = &g_array_index(lines, struct agent_line, i);
+			if (l->policy && l->us > since_us && (l->value == 0) == zero)
+				return l->us;
+		}
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected the agent %s within %d ms; the log:\n%s", what, ms,
+			  daemon_log());
+		g_usleep(POLL_US);
+	}
+}
+
+/* The daemon's status now, and the fake domain's. */
+static struct vr_daemon_status daemon_now(struct vr_domain_status *st)
+{
+	struct vr_daemon_status d;
+
+	cr_assert(status_of(st, &d), "expected %s in the status; the log:\n%s", FAKE_NAME,
+		  daemon_log());
+	return d;
+}
+
+/* The metrics as `vreclaimctl metrics` gets them. */
+static char *metrics_now(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(vr_control_client) c = vr_control_client_connect(socket_path, &error);
+	char *text;
+
+	cr_assert_not_null(c, "connect: %s", error ? error->message : "?");
+	text = vr_control_client_metrics(c, CALL_TIMEOUT_MS, &error);
+	cr_assert_not_null(text, "metrics: %s", error ? error->message : "?");
+	return text;
+}
+
+/*
+ * No fake /proc: vreclaimd reads the machine's own /proc/meminfo. The
+ * watermarks are reloaded (SIGHUP) around the machine's real free memory
+ * rate R (0 < R < 1000 on any host that runs this):
+ *   high 1000 mid 1000 low 0:	  R < mid, the host needs memory (below-mid)
+ *   high 1000 mid 1000 low 1000: R < low, vreclaim steps aside (below-low)
+ *   back to low 0:		  needs memory again: reclaim resumes
+ *   high 0 mid 0 low 0:	  R > high, enough memory (above-high)
+ */
+Test(watermark_real, reclaim_stops_below_low_and_resumes, .timeout = 60)
+{
+	struct vr_domain_status st;
+	struct vr_daemon_status d;
+	g_autofree char *metrics = NULL;
+	gint64 sent_us, stop_us, resume_us;
+	uint64_t before;
+
+	write_config_wmarks(1000, 1000, 0);
+	start_fake();
+	spawn_daemon();
+	wait_reclaimed(2 * MIB, 15000);
+	d = daemon_now(&st);
+	cr_log_info("the host's real free memory rate: %u per-mille", d.free_mem_rate_permille);
+	cr_assert(d.free_mem_rate_permille > 0 && d.free_mem_rate_permille < 1000,
+		  "a real free rate strictly between 0 and 1000, got %u", d.free_mem_rate_permille);
+	cr_assert(d.host_needs_memory && st.share_bytes > 0 &&
+			  !strcmp(d.host_memory_state, "below-mid"),
+		  "expected a share while the rate is below mid (state %s, share %" G_GUINT64_FORMAT
+		  "); the log:\n%s",
+		  d.host_memory_state, st.share_bytes, daemon_log());
+
+	/* Below the low watermark: the kernel's own reclaim takes over. */
+	write_config_wmarks(1000, 1000, 1000);
+	sent_us = reload_and_wait(1);
+	stop_us = wait_policy(sent_us, true, 5000,
+			      "told to stop reclaiming once the host is below its low watermark");
+	cr_log_info("reclaim stopped %" G_GINT64_FORMAT " ms after the reload (tick %d ms)",
+		    (stop_us - sent_us) / 1000, INTERVAL_MS);
+	cr_assert_leq(stop_us - sent_us, (INTERVAL_MS + 800) * 1000LL,
+		      "reclaim stopped %" G_GINT64_FORMAT " ms after the reload that put the host "
+		      "below its low watermark: more than one tick (%d ms) and the slack (800 ms)",
+		      (stop_us - sent_us) / 1000, INTERVAL_MS);
+	d = daemon_now(&st);
+	cr_assert(!d.host_needs_memory && st.share_bytes == 0 &&
+			  !strcmp(d.host_memory_state, "below-low"),
+		  "expected no share and the status saying below-low, got state %s share "
+		  "%" G_GUINT64_FORMAT "; the log:\n%s",
+		  d.host_memory_state, st.share_bytes, daemon_log());
+	metrics = metrics_now();
+	cr_assert(strstr(metrics, "vreclaim_host_memory_state{state=\"below-low\"} 1\n") &&
+			  strstr(metrics, "vreclaim_host_needs_memory 0\n"),
+		  "expected the metrics to say below-low:\n%s", metrics);
+	cr_assert(strstr(daemon_log(), "no longer needs memory"),
+		  "expected the change logged; the log:\n%s", daemon_log());
+
+	/* Back above low (and below mid): reclaim resumes. */
+	before = status_now().reclaimed_bytes;
+	write_config_wmarks(1000, 1000, 0);
+	sent_us = reload_and_wait(2);
+	resume_us = wait_policy(sent_us, false, 5000, "given a share again");
+	cr_log_info("reclaim resumed %" G_GINT64_FORMAT " ms after the reload",
+		    (resume_us - sent_us) / 1000);
+	wait_reclaimed(before + 2 * MIB, 10000);
+	d = daemon_now(&st);
+	cr_assert(d.host_needs_memory && !strcmp(d.host_memory_state, "below-mid"),
+		  "expected the host to need memory again, state %s", d.host_memory_state);
+
+	/* Above high: enough memory, a different reason. */
+	write_config_wmarks(0, 0, 0);
+	sent_us = reload_and_wait(3);
+	wait_policy(sent_us, true, 5000, "told to stop once the host is above its high watermark");
+	d = daemon_now(&st);
+	cr_assert(!d.host_needs_memory && st.share_bytes == 0 &&
+			  !strcmp(d.host_memory_state, "above-high"),
+		  "expected no share and the status saying above-high, got %s",
+		  d.host_memory_state);
 }

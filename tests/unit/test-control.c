@@ -631,6 +631,7 @@ Test(wire, status_reply_ignores_members_it_does_not_know)
 			   "\"libvirt_degraded\":false,\"libvirt_degraded_reason\":\"\","
 			   "\"libvirt_stalls\":0,"
 			   "\"host_needs_memory\":false,\"free_mem_rate_permille\":0,"
+			   "\"host_memory_state\":\"unknown\","
 			   "\"fleet_quota_bytes\":0,\"reloads\":0,\"ticks\":0,\"new\":[1]},"
 			   "\"domains\":[],\"later\":true}}";
 	g_autoptr(GPtrArray) back = NULL;

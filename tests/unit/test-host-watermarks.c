@@ -195,3 +195,75 @@ Test(host_watermarks, pageout_room)
 	cr_assert_eq(vr_host_pageout_room(&odd), 256 * mib - 16 * mib,
 		     "free beyond total counts as total");
 }
+
+/* What host-pageout says when the swap has no room: the figures, in KiB. */
+Test(host_watermarks, swap_full_reason)
+{
+	struct vr_host_snapshot none = { 0 };
+	struct vr_host_snapshot full = { .swap_total_bytes = 24 * MIB,
+					 .swap_free_bytes = 15 * MIB };
+	g_autofree char *no_swap = vr_host_swap_full_reason(&none);
+	g_autofree char *is_full = vr_host_swap_full_reason(&full);
+
+	cr_assert_str_eq(no_swap, "host-pageout waits: the host has no swap");
+	cr_assert_str_eq(is_full,
+			 "host-pageout waits: the host's swap is full (SwapFree 15360 of SwapTotal "
+			 "24576 KiB, 16384 KiB of it kept free for the kernel)");
+}
+
+/*
+ * Why the host needs memory or not, under DAMON's watermarks 500/400/200
+ * (1000 MiB total, so MiB available = free_mem_rate): each row a rate, the
+ * previous answer, and the state and the answer vr_host_needs_memory()
+ * gives with it.
+ */
+struct state_case {
+	uint32_t rate;
+	bool was_needed;
+	uint32_t psi_some_bp;
+	bool metric_none;
+	enum vr_host_memory_state want;
+	const char *want_name;
+};
+
+static const struct state_case state_cases[] = {
+	{ 199, true, 0, false, VR_HOST_MEMORY_BELOW_LOW, "below-low" },
+	{ 0, false, 0, false, VR_HOST_MEMORY_BELOW_LOW, "below-low" },
+	{ 200, false, 0, false, VR_HOST_MEMORY_BELOW_MID, "below-mid" },
+	{ 399, true, 0, false, VR_HOST_MEMORY_BELOW_MID, "below-mid" },
+	{ 400, true, 0, false, VR_HOST_MEMORY_UP_TO_HIGH, "up-to-high" },
+	{ 500, true, 0, false, VR_HOST_MEMORY_UP_TO_HIGH, "up-to-high" },
+	{ 400, false, 0, false, VR_HOST_MEMORY_ABOVE_MID, "above-mid" },
+	{ 501, true, 0, false, VR_HOST_MEMORY_ABOVE_HIGH, "above-high" },
+	{ 100, false, 1000, false, VR_HOST_MEMORY_PSI, "psi" },
+	{ 900, false, 0, true, VR_HOST_MEMORY_ALWAYS, "always" },
+};
+
+Test(host_watermarks, memory_state_says_why)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(state_cases); i++) {
+		const struct state_case *c = &state_cases[i];
+		struct vr_host_watermarks wm = DAMON_WMARKS(500, 0);
+		struct vr_host_snapshot snap = { .mem_total_bytes = 1000 * MIB,
+						 .mem_available_bytes = c->rate * MIB,
+						 .psi_some_avg10_bp = c->psi_some_bp };
+		bool needed;
+		enum vr_host_memory_state got;
+
+		if (c->metric_none)
+			wm.metric = VR_WMARK_NONE;
+		needed = vr_host_needs_memory(&wm, &snap, c->was_needed);
+		got = vr_host_memory_state(&wm, &snap, needed);
+		cr_assert_eq(got, c->want, "row %u (rate %u, was %s): state %s, expected %s", i,
+			     c->rate, c->was_needed ? "needed" : "not needed",
+			     vr_host_memory_state_name(got), c->want_name);
+		cr_assert_str_eq(vr_host_memory_state_name(got), c->want_name, "row %u", i);
+		cr_assert_eq(needed,
+			     got == VR_HOST_MEMORY_ALWAYS || got == VR_HOST_MEMORY_PSI ||
+				     got == VR_HOST_MEMORY_BELOW_MID ||
+				     got == VR_HOST_MEMORY_UP_TO_HIGH,
+			     "row %u: the state agrees with the answer", i);
+	}
+	cr_assert_str_eq(vr_host_memory_state_name(VR_HOST_MEMORY_UNKNOWN), "unknown");
+	cr_assert_str_eq(vr_host_memory_state_name((enum vr_host_memory_state)99), "?");
+}

@@ -25,6 +25,7 @@ static inline void daemon_fill(struct vr_daemon_status *d)
 	d->libvirt_stalls = 3;
 	d->host_needs_memory = TRUE;
 	d->free_mem_rate_permille = 62;
+	g_strlcpy(d->host_memory_state, "below-mid", sizeof(d->host_memory_state));
 	d->fleet_quota_bytes = 256 * (1ULL << 20);
 	d->reloads = 2;
 	d->ticks = 3600;
