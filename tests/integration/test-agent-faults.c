@@ -31,9 +31,10 @@
  * - drop: one agent drops its connection mid-reclaim (2 s after its first
  *   share) and its socket is gone for 3 s, another's never comes back. The
  *   status shows both without their agent and without a share; the first is
- *   taken back (agent connected, share again) and its reclaimed counter goes
- *   on from where it was; no domain's reclaimed counter ever goes back; the
- *   honest domain is served throughout.
+ *   taken back (agent connected, its reclaim counted on from where it was;
+ *   when it came back as a new agent, paused with its counters from 0, it
+ *   is resumed and given a share again); no domain's reclaimed counter ever
+ *   goes back; the honest domain is served at its cadence throughout.
  *
  * Criterion re-executes the binary for each test: no pointers in
  * parameters.
