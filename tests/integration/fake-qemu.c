@@ -37,13 +37,33 @@
  * memory (MADV_DONTNEED): what the agent claims, the host sees go. Once all
  * of it is released it is touched again, as a workload fills its memory.
  *
+ * An agent that misbehaves (the fault tests, tests/integration/
+ * test-agent-faults.c), one QEMU, --agent-fault MODE:
+ *  - lie: its picture says all of the guest's memory is cold, its stats say
+ *    MemFree 0, and its sz_applied grows by --applied-kib-per-report per
+ *    report while nothing of it leaves the process's resident memory;
+ *  - flood: once hello is answered, every loop tick, while what it sent
+ *    before went out, a burst of what breaks the channel, by connection in
+ *    turn: 200 lines that are not JSON, a 256 KiB line (beyond
+ *    VR_PROTO_MAX_LINE), 200 reports that claim twice the guest's memory,
+ *    200 valid reports; "MONOTONIC_US flood LINES" in the agent record per
+ *    burst;
+ *  - drop: --agent-drop-after-ms after its first policy with a share
+ *    (mid-reclaim), it closes its connection and its socket goes away
+ *    ("MONOTONIC_US dropped 0"); it listens again --agent-away-ms later
+ *    ("MONOTONIC_US back 0"), its counters where they were (the guest did
+ *    not restart), or never with --agent-away-ms 0. With
+ *    --agent-back-restarted it comes back as a new agent, as after a guest
+ *    reboot (see FILE.restart above: counters from 0, paused, no policy).
+ *
  * The process maps as much address space as the guest memory it claims (a
  * QEMU maps all of its guest's RAM; vreclaimd checks), once for all its
  * domains; they share its pid, and so its resident size.
  *
  *   fake-qemu --socket PATH --name NAME --uuid UUID [--record FILE]
  *	       [--stall-file FILE] [--agent [--agent-record FILE]]
- *	       [--lie-about-memory] [options]
+ *	       [--lie-about-memory] [--agent-fault lie|flood|drop
+ *	       [--agent-drop-after-ms MS] [--agent-away-ms MS]] [options]
  *   fake-qemu --fleet DIR --count N [--no-record] [--agent] [options]
  *
  * One domain: its QMP socket PATH, its agent socket PATH.agent. A fleet:
@@ -96,6 +116,10 @@
 #define GREETING                                                                                   \
 	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, \"minor\": 2, \"major\": 7}, "          \
 	"\"package\": \"\"}, \"capabilities\": [\"oob\"]}}\r\n"
+
+/* --agent-fault flood: lines a burst, and the oversized line's bytes. */
+#define FLOOD_LINES	 200
+#define FLOOD_LONG_BYTES (256 * 1024)
 
 /* The agent's port and its chardev. */
 #define AGENT_PORT    "vr-agent"
@@ -176,6 +200,11 @@ struct conn {
  * @agent_started_us: when the agent (re)started: its uptime's origin.
  * @share:	its last policy holds a share.
  * @applied_bytes: the reclaim its stats claim (sz_applied), bytes.
+ * @agent_up:	hello was answered on the current connection (flood).
+ * @agent_conns: agent connections so far (flood: which burst).
+ * @drop_at_us:	when the drop fault closes the connection, 0 for not yet
+ *		armed; @dropped: it did; @back_at_us: when it listens again,
+ *		0 for never.
  */
 struct domain {
 	guint index;
@@ -200,6 +229,11 @@ struct domain {
 	gint64 agent_started_us;
 	gboolean share;
 	uint64_t applied_bytes;
+	gboolean agent_up;
+	guint agent_conns;
+	gint64 drop_at_us;
+	gboolean dropped;
+	gint64 back_at_us;
 };
 
 static char *opt_socket, *opt_name, *opt_uuid, *opt_record, *opt_stall, *opt_fleet, *opt_stats;
@@ -207,6 +241,19 @@ static char *opt_agent_record;
 static gint opt_count = 0, opt_regions = 300, opt_memory_mib = 0;
 static gint opt_report_ms = 0, opt_applied_kib = 0, opt_resident_mib = 0;
 static gboolean opt_agent, opt_no_record, opt_lie;
+static char *opt_agent_fault;
+static gint opt_drop_after_ms = 2000, opt_away_ms = 3000;
+static gboolean opt_back_restarted;
+
+/* --agent-fault. */
+enum fault {
+	FAULT_NONE,
+	FAULT_LIE,
+	FAULT_FLOOD,
+	FAULT_DROP,
+};
+
+static enum fault fault;
 
 static int epfd = -1;
 static struct domain *domains;
@@ -356,6 +403,7 @@ static void conn_close(struct conn *c)
 		ep_add(&d->qmp_listen, EPOLLIN);
 	} else {
 		d->agent = NULL;
+		d->agent_up = FALSE;
 		d->report_interval_ms = 0;
 		ep_add(&d->agent_listen, EPOLLIN);
 	}
@@ -613,8 +661,8 @@ static void agent_stats(const struct domain *d, struct vr_agent_stats *st)
 	st->nr_tried = st->nr_applied = d->applied_bytes >> 12;
 	st->sz_tried = st->sz_applied = d->applied_bytes;
 	st->mem_total_bytes = memory_bytes;
-	st->mem_free_bytes = memory_bytes / 5;
-	if (resident_bytes) {
+	st->mem_free_bytes = fault == FAULT_LIE ? 0 : memory_bytes / 5;
+	if (resident_bytes && fault != FAULT_LIE) {
 		/* Its free memory is with the host already (free page reporting). */
 		st->has_reportable_free_bytes = TRUE;
 		st->reportable_free_bytes = st->mem_free_bytes;
@@ -647,7 +695,7 @@ static void agent_picture(const struct domain *d, guint max, struct vr_proto_reg
 	}
 	for (guint i = 0; i < n; i++) {
 		struct vr_agent_region reg = { 0 };
-		gboolean hot = mix(d->index ^ epoch, i + 1000) % 4 == 0;
+		gboolean hot = fault != FAULT_LIE && mix(d->index ^ epoch, i + 1000) % 4 == 0;
 
 		acc += weights[i];
 		reg.start = at * 4096;
@@ -706,6 +754,7 @@ static void agent_answer(struct conn *c, const char *line, gsize len)
 		h.has_reporting_order = TRUE;
 		h.reporting_order = 9;
 		agent_send(c, vr_proto_encode_hello(req.id, &h));
+		d->agent_up = TRUE;
 		break;
 	}
 	case VR_PROTO_SET_POLICY: {
@@ -717,6 +766,8 @@ static void agent_answer(struct conn *c, const char *line, gsize len)
 				g_get_monotonic_time() + (gint64)d->report_interval_ms * 1000;
 		}
 		d->share = share > 0;
+		if (fault == FAULT_DROP && d->share && !d->drop_at_us)
+			d->drop_at_us = g_get_monotonic_time() + (gint64)opt_drop_after_ms * 1000;
 		agent_record(d, "set-policy", share);
 		agent_send(c, vr_proto_encode_empty(req.id));
 		break;
@@ -799,13 +850,89 @@ static void agent_reports(gint64 now)
 		}
 		if (d->share && !d->paused) {
 			d->applied_bytes += (uint64_t)opt_applied_kib << 10;
-			resident_release((uint64_t)opt_applied_kib << 10);
+			if (fault != FAULT_LIE)
+				resident_release((uint64_t)opt_applied_kib << 10);
 		}
 		agent_stats(d, &st);
 		agent_record(d, "report", d->applied_bytes);
 		agent_send(d->agent, vr_proto_encode_report(d->seq++, &st));
 		counters[CNT_REPORTS]++;
 		conn_flush(d->agent);
+	}
+}
+
+/* ---- --agent-fault ---- */
+
+/* flood: a burst on every connection whose hello was answered and whose
+ * last burst went out; which burst by the connection's number. */
+static void agent_floods(void)
+{
+	for (guint i = 0; i < nr_domains; i++) {
+		struct domain *d = &domains[i];
+		struct conn *c = d->agent;
+		struct vr_agent_stats st;
+		guint lines = FLOOD_LINES;
+
+		if (!c || !d->agent_up || !conn_idle(c))
+			continue;
+		switch (d->agent_conns % 4) {
+		case 1:
+			for (guint j = 0; j < FLOOD_LINES; j++)
+				g_string_append(c->out, "this is not JSON, host\n");
+			break;
+		case 2:
+			lines = 1;
+			for (guint j = 0; j < FLOOD_LONG_BYTES; j++)
+				g_string_append_c(c->out, 'x');
+			g_string_append_c(c->out, '\n');
+			break;
+		case 3:
+			agent_stats(d, &st);
+			st.mem_total_bytes = 2 * memory_bytes;
+			for (guint j = 0; j < FLOOD_LINES; j++)
+				agent_send(c, vr_proto_encode_report(d->seq++, &st));
+			break;
+		default:
+			agent_stats(d, &st);
+			for (guint j = 0; j < FLOOD_LINES; j++)
+				agent_send(c, vr_proto_encode_report(d->seq++, &st));
+			break;
+		}
+		agent_record(d, "flood", lines);
+		conn_flush(c);
+	}
+}
+
+/* drop: the connection closed and the socket gone when due; back when due. */
+static void agent_drops(gint64 now)
+{
+	for (guint i = 0; i < nr_domains; i++) {
+		struct domain *d = &domains[i];
+
+		if (d->drop_at_us && !d->dropped && now >= d->drop_at_us) {
+			d->dropped = TRUE;
+			if (d->agent)
+				conn_close(d->agent); /* re-adds the listener */
+			ep_del(&d->agent_listen);
+			close(d->agent_listen.fd);
+			unlink(d->agent_path);
+			d->back_at_us = opt_away_ms ? now + (gint64)opt_away_ms * 1000 : 0;
+			agent_record(d, "dropped", 0);
+		}
+		if (d->dropped && d->back_at_us && now >= d->back_at_us) {
+			d->back_at_us = 0;
+			if (opt_back_restarted) {
+				d->agent_started_us = now;
+				d->applied_bytes = 0;
+				d->seq = 0;
+				d->share = FALSE;
+				d->paused = TRUE;
+				agent_record(d, "restarted", 0);
+			}
+			d->agent_listen.fd = listen_on(d->agent_path);
+			ep_add(&d->agent_listen, EPOLLIN);
+			agent_record(d, "back", 0);
+		}
 	}
 }
 
@@ -860,6 +987,7 @@ static void on_event(struct endpoint *ep, uint32_t events)
 		if (d->agent || !(c = conn_accept(ep, AGENT_CONN)))
 			return;
 		d->agent = c;
+		d->agent_conns++;
 		c->reader = vr_proto_reader_new();
 		counters[CNT_AGENT_CONNECTS]++;
 		if (opt_report_ms)
@@ -1014,6 +1142,15 @@ int main(int argc, char **argv)
 		  "one QEMU: where the agent records policies, reports, pauses; FILE.restart "
 		  "restarts it",
 		  "FILE" },
+		{ "agent-fault", 0, 0, G_OPTION_ARG_STRING, &opt_agent_fault,
+		  "one QEMU: the agent lies, floods or drops its connection (see the source)",
+		  "lie|flood|drop" },
+		{ "agent-drop-after-ms", 0, 0, G_OPTION_ARG_INT, &opt_drop_after_ms,
+		  "drop: how long after its first share the agent drops (default 2000)", "MS" },
+		{ "agent-away-ms", 0, 0, G_OPTION_ARG_INT, &opt_away_ms,
+		  "drop: how long the agent's socket stays away, 0 for ever (default 3000)", "MS" },
+		{ "agent-back-restarted", 0, 0, G_OPTION_ARG_NONE, &opt_back_restarted,
+		  "drop: the agent comes back as a new one (counters from 0, paused)", NULL },
 		{ "stats", 0, 0, G_OPTION_ARG_FILENAME, &opt_stats,
 		  "write what was asked here every second", "FILE" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -1032,6 +1169,22 @@ int main(int argc, char **argv)
 		    "(1..100000)");
 	if (opt_agent_record && (opt_fleet || !opt_agent))
 		die("--agent-record is for one QEMU with --agent");
+	if (opt_agent_fault) {
+		if (opt_fleet || !opt_agent)
+			die("--agent-fault is for one QEMU with --agent");
+		if (!strcmp(opt_agent_fault, "lie"))
+			fault = FAULT_LIE;
+		else if (!strcmp(opt_agent_fault, "flood"))
+			fault = FAULT_FLOOD;
+		else if (!strcmp(opt_agent_fault, "drop"))
+			fault = FAULT_DROP;
+		else
+			die("--agent-fault must be lie, flood or drop (got %s)", opt_agent_fault);
+	}
+	if (opt_drop_after_ms < 0 || opt_drop_after_ms > 3600 * 1000)
+		die("--agent-drop-after-ms must be 0..3600000 (got %d)", opt_drop_after_ms);
+	if (opt_away_ms < 0 || opt_away_ms > 3600 * 1000)
+		die("--agent-away-ms must be 0..3600000 (got %d)", opt_away_ms);
 	if (opt_report_ms < 0 || opt_report_ms > 3600 * 1000)
 		die("--report-ms must be 0..3600000 (got %d)", opt_report_ms);
 	if (opt_applied_kib < 0 || opt_applied_kib > 1024 * 1024)
@@ -1099,6 +1252,10 @@ int main(int argc, char **argv)
 			on_event(evs[i].data.ptr, evs[i].events);
 		now = g_get_monotonic_time();
 		agent_reports(now);
+		if (fault == FAULT_FLOOD)
+			agent_floods();
+		if (fault == FAULT_DROP)
+			agent_drops(now);
 		slow_bytes();
 		if (opt_stats && now >= next_stats_us) {
 			write_stats();
