@@ -70,6 +70,33 @@ void vr_domain_set_error(struct vr_domain *d, const char *message)
 {
 	g_free(d->last_error);
 	d->last_error = g_strdup(message);
+	d->last_error_is_wait = FALSE;
+}
+
+void vr_domain_wait(struct vr_domain *d, const char *why)
+{
+	vr_domain_set_error(d, why);
+	d->last_error_is_wait = TRUE;
+}
+
+void vr_domain_end_wait(struct vr_domain *d)
+{
+	if (d->last_error_is_wait)
+		vr_domain_set_error(d, NULL);
+}
+
+void vr_domain_account_host_pageout(struct vr_domain *d, const struct vr_host_reclaim_result *res,
+				    const struct vr_host_snapshot *host)
+{
+	if (res->swap_full) {
+		g_autofree char *why = vr_host_swap_full_reason(host);
+
+		vr_domain_wait(d, why);
+		return;
+	}
+	vr_domain_end_wait(d);
+	vr_share_window_charge(&d->window, res->advised_bytes);
+	vr_domain_add_reclaimed(d, res->advised_bytes);
 }
 
 struct vr_domain_tuning *vr_domain_tuning_default(const struct vr_daemon_config *config)

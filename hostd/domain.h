@@ -118,6 +118,8 @@
  *			meanwhile (vr_agent_stats_went_back()).
  * @state_saved:	the text of its state file as last written; owned.
  * @last_error:		the last thing that went wrong; owned.
+ * @last_error_is_wait:	@last_error is a wait (vr_domain_wait()), not a
+ *			failure: vr_domain_end_wait() clears it.
  */
 struct vr_domain {
 	char *name;
@@ -169,6 +171,7 @@ struct vr_domain {
 	struct vr_agent_stats stats_base;
 	char *state_saved;
 	char *last_error;
+	gboolean last_error_is_wait;
 	/* private: */
 	guint status_read; /* read-batch id of /proc/PID/status, 0 = none */
 	gboolean status_read_set;
@@ -190,6 +193,35 @@ void vr_domain_set_unmanaged(struct vr_domain *d, const char *reason, ...) G_GNU
 
 /** vr_domain_set_error() - remember @message as @d's last error. */
 void vr_domain_set_error(struct vr_domain *d, const char *message);
+
+/**
+ * vr_domain_wait() - remember @why as @d's last error, as a wait: what the
+ * domain waits for (e.g. vr_host_swap_full_reason()), which goes away by
+ * itself. vr_domain_end_wait() clears it; a later vr_domain_set_error()
+ * replaces it.
+ */
+void vr_domain_wait(struct vr_domain *d, const char *why);
+
+/**
+ * vr_domain_end_wait() - the domain no longer waits: clear its last error
+ * when it is a wait (vr_domain_wait()); an error stays.
+ */
+void vr_domain_end_wait(struct vr_domain *d);
+
+/**
+ * vr_domain_account_host_pageout() - account one host-pageout step of @d:
+ * @res from vr_host_reclaim_step_in_swap() (whether it succeeded or not),
+ * @host the snapshot it was given.
+ *
+ * The window is charged and the reclaimed total raised by @res's
+ * advised_bytes: resident bytes only (pages already in swap are never
+ * advised), so what is counted left memory when the step ran. With
+ * swap_full, @d waits with vr_host_swap_full_reason() of @host; otherwise
+ * that wait ends (the swap has room again). The caller sets the step's
+ * error, if any, after this.
+ */
+void vr_domain_account_host_pageout(struct vr_domain *d, const struct vr_host_reclaim_result *res,
+				    const struct vr_host_snapshot *host);
 
 /**
  * vr_domain_tuning_default() - the tuning of a domain without metadata that

@@ -9,6 +9,8 @@
 #include "host-pageout.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -488,4 +490,135 @@ gboolean vr_smaps_read_range_usage(const char *procfs, pid_t pid, uint64_t start
 	}
 	*usage = p.usage;
 	return TRUE;
+}
+
+/* ------------------------------------------------------------------------- */
+/* pagemap: which pages of a range are resident                              */
+/* ------------------------------------------------------------------------- */
+
+int vr_pagemap_open(pid_t pid, int pidfd, GError **error)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/pagemap", (int)pid);
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		g_set_error(error, VR_HOST_PAGEOUT_ERROR,
+			    e == ENOENT || e == ESRCH ? VR_HOST_PAGEOUT_ERROR_GONE :
+			    e == EACCES || e == EPERM ? VR_HOST_PAGEOUT_ERROR_PERMISSION :
+							VR_HOST_PAGEOUT_ERROR_FAILED,
+			    "cannot open %s (pid %d): %s", path, (int)pid, g_strerror(e));
+		return -1;
+	}
+	/* The pidfd's process alive now means @pid named it when we opened. */
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) != 0) {
+		e = errno;
+		close(fd);
+		g_set_error(error, VR_HOST_PAGEOUT_ERROR,
+			    e == ESRCH ? VR_HOST_PAGEOUT_ERROR_GONE : VR_HOST_PAGEOUT_ERROR_FAILED,
+			    "pid %d: the process of pidfd %d %s", (int)pid, pidfd,
+			    e == ESRCH ? "has exited" : g_strerror(e));
+		return -1;
+	}
+	return fd;
+}
+
+static ssize_t pread_syscall(int fd, void *buf, size_t count, off_t offset, void *data)
+{
+	(void)data;
+	return pread(fd, buf, count, offset);
+}
+
+/* The error of a pagemap read that returned @got (-1: errno @e) for the
+ * chunk [@start, @end) of the range [@rstart, @rend). */
+static void set_pagemap_error(ssize_t got, int e, pid_t pid, uint64_t start, uint64_t end,
+			      uint64_t rstart, uint64_t rend, GError **error)
+{
+	int code = VR_HOST_PAGEOUT_ERROR_FAILED;
+	g_autofree char *why = NULL;
+
+	if (got == 0) {
+		code = VR_HOST_PAGEOUT_ERROR_GONE;
+		why = g_strdup("end of file: the process has exited");
+	} else if (got > 0) {
+		why = g_strdup_printf("a read of %" G_GSSIZE_FORMAT
+				      " bytes ends inside an entry of %u bytes",
+				      (gssize)got, VR_PAGEMAP_ENTRY_BYTES);
+	} else {
+		if (e == ESRCH)
+			code = VR_HOST_PAGEOUT_ERROR_GONE;
+		else if (e == EPERM || e == EACCES)
+			code = VR_HOST_PAGEOUT_ERROR_PERMISSION;
+		why = g_strdup(g_strerror(e));
+	}
+	g_set_error(error, VR_HOST_PAGEOUT_ERROR, code,
+		    "reading /proc/%d/pagemap at [" X64 ", " X64 ") of the range [" X64 ", " X64
+		    "): %s",
+		    (int)pid, (guint64)start, (guint64)end, (guint64)rstart, (guint64)rend, why);
+}
+
+/* Read the entries of [@start, @end) into @rr, a chunk at a time, until it
+ * is full. */
+static gboolean read_range(vr_pread_fn pread_fn, void *data, int fd, pid_t pid, uint64_t start,
+			   uint64_t end, uint64_t *buf, struct vr_resident_runs *rr, GError **error)
+{
+	uint64_t addr = start;
+
+	while (addr < end && !vr_resident_runs_full(rr)) {
+		uint64_t pages = MIN((end - addr) / VR_HOST_PAGEOUT_PAGE_BYTES,
+				     (uint64_t)VR_PAGEMAP_CHUNK_ENTRIES);
+		size_t want = (size_t)pages * VR_PAGEMAP_ENTRY_BYTES;
+		/* < 2^61 for any 64-bit address: fits an off_t. */
+		off_t off = (off_t)(addr / VR_HOST_PAGEOUT_PAGE_BYTES * VR_PAGEMAP_ENTRY_BYTES);
+		ssize_t got;
+		g_autoptr(GError) local = NULL;
+
+		do
+			got = pread_fn(fd, buf, want, off, data);
+		while (got < 0 && errno == EINTR);
+		if (got <= 0 || (size_t)got > want || got % VR_PAGEMAP_ENTRY_BYTES) {
+			set_pagemap_error(got, errno, pid, addr,
+					  addr + pages * VR_HOST_PAGEOUT_PAGE_BYTES, start, end,
+					  error);
+			return FALSE;
+		}
+		pages = (uint64_t)got / VR_PAGEMAP_ENTRY_BYTES; /* a short read: go on after it */
+		if (!vr_resident_runs_add(rr, addr, buf, (size_t)pages, &local)) {
+			g_set_error(error, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID,
+				    "reading /proc/%d/pagemap of the range [" X64 ", " X64 "): %s",
+				    (int)pid, (guint64)start, (guint64)end, local->message);
+			return FALSE;
+		}
+		addr += pages * VR_HOST_PAGEOUT_PAGE_BYTES;
+	}
+	return TRUE;
+}
+
+gboolean vr_pagemap_read_resident_with(vr_pread_fn pread_fn, void *data, int fd, pid_t pid,
+				       const struct iovec *ranges, guint nr,
+				       struct vr_resident_runs *rr, GError **error)
+{
+	g_autofree uint64_t *buf = NULL;
+
+	g_return_val_if_fail(pread_fn != NULL && rr != NULL && (ranges != NULL || nr == 0), FALSE);
+	if (!check_ranges(ranges, nr, error)) {
+		g_prefix_error(error, "reading /proc/%d/pagemap: ", (int)pid);
+		return FALSE;
+	}
+	buf = g_new(uint64_t, VR_PAGEMAP_CHUNK_ENTRIES);
+	for (guint i = 0; i < nr && !vr_resident_runs_full(rr); i++) {
+		uint64_t start = (uint64_t)(uintptr_t)ranges[i].iov_base;
+
+		if (!read_range(pread_fn, data, fd, pid, start, start + ranges[i].iov_len, buf, rr,
+				error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean vr_pagemap_read_resident(int fd, pid_t pid, const struct iovec *ranges, guint nr,
+				  struct vr_resident_runs *rr, GError **error)
+{
+	return vr_pagemap_read_resident_with(pread_syscall, NULL, fd, pid, ranges, nr, rr, error);
 }

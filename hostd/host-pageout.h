@@ -37,6 +37,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "resident-runs.h"
+
 #define VR_HOST_PAGEOUT_ERROR (vr_host_pageout_error_quark())
 GQuark vr_host_pageout_error_quark(void);
 
@@ -190,3 +192,62 @@ gboolean vr_smaps_parse_range_usage(const char *text, uint64_t start, uint64_t e
  */
 gboolean vr_smaps_read_range_usage(const char *procfs, pid_t pid, uint64_t start, uint64_t end,
 				   struct vr_range_usage *usage, GError **error);
+
+/*
+ * Most pagemap entries one read takes (8 bytes each: 32 KiB, 16 MiB of
+ * address space): the reader's memory stays bounded whatever the plan.
+ */
+#define VR_PAGEMAP_CHUNK_ENTRIES 4096U
+
+/**
+ * vr_pagemap_open() - open /proc/@pid/pagemap for reading, and check that
+ * @pid still is the process @pidfd names (a pid reused between
+ * vr_pidfd_open() and here is caught: the pidfd's process must be alive
+ * once the file is open). The file stays bound to that process's memory:
+ * once it exits, reads return end of file.
+ * Return: the file descriptor (close it with close(2)), or -1 with @error
+ * naming the pid: GONE (the process has exited), PERMISSION (EACCES, EPERM:
+ * PTRACE_MODE_READ is needed), FAILED otherwise.
+ */
+int vr_pagemap_open(pid_t pid, int pidfd, GError **error);
+
+/**
+ * vr_pread_fn - pread(2) as vr_pagemap_read_resident_with() calls it:
+ * returns the bytes read, 0 at end of file, or -1 with errno set. @data is
+ * the caller's.
+ */
+typedef ssize_t (*vr_pread_fn)(int fd, void *buf, size_t count, off_t offset, void *data);
+
+/**
+ * vr_pagemap_read_resident() - find the resident pages of @ranges (@nr
+ * struct iovec of host-virtual addresses of the process @pid, page-aligned
+ * in address and length; empty ones skipped), in the order given, from its
+ * pagemap file @fd (vr_pagemap_open()), into @rr
+ * (vr_resident_runs_add()).
+ * @pid:	the process, for messages.
+ *
+ * Only the entries of @ranges are read, in chunks of at most
+ * VR_PAGEMAP_CHUNK_ENTRIES entries, and reading stops as soon as @rr is full
+ * (vr_resident_runs_full()): at most one chunk more than the pages looked
+ * at. A short read that ends on a whole entry is continued; one that ends
+ * inside an entry is an error. A read interrupted by a signal (EINTR) is
+ * repeated.
+ *
+ * Return: TRUE; FALSE with @error naming @pid and the range being read
+ * (VR_HOST_PAGEOUT_ERROR_*): INVALID for a range that is not page-aligned
+ * or wraps around, or an entry resident-runs refuses; GONE for end of file
+ * (the process has exited: its memory is gone) or ESRCH; PERMISSION for
+ * EPERM or EACCES; FAILED for a partial entry or any other error. @rr then
+ * holds what was found before.
+ */
+gboolean vr_pagemap_read_resident(int fd, pid_t pid, const struct iovec *ranges, guint nr,
+				  struct vr_resident_runs *rr, GError **error);
+
+/**
+ * vr_pagemap_read_resident_with() - vr_pagemap_read_resident() through
+ * @pread_fn (called with @data) instead of pread(2): for tests that play
+ * short reads, end of file and errors.
+ */
+gboolean vr_pagemap_read_resident_with(vr_pread_fn pread_fn, void *data, int fd, pid_t pid,
+				       const struct iovec *ranges, guint nr,
+				       struct vr_resident_runs *rr, GError **error);

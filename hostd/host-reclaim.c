@@ -15,6 +15,7 @@
 #include "host-pageout.h"
 #include "pageout-plan.h"
 #include "protocol.h"
+#include "resident-runs.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-host-reclaim-error-quark, vr_host_reclaim_error)
@@ -24,6 +25,7 @@ struct vr_host_reclaim {
 	char *name;
 	pid_t pid;
 	int pidfd;
+	int pagemap_fd;
 	struct vr_ram_range *map;
 	guint nr_map;
 	uint64_t guest_memory_bytes;
@@ -77,6 +79,11 @@ struct vr_host_reclaim *vr_host_reclaim_new(const char *name, pid_t pid,
 	hr->name = g_strdup(who);
 	hr->pid = pid;
 	hr->pidfd = pidfd;
+	hr->pagemap_fd = vr_pagemap_open(pid, pidfd, error);
+	if (hr->pagemap_fd < 0) {
+		g_prefix_error(error, "guest %s: the QEMU process: ", who);
+		return NULL;
+	}
 	hr->map = g_memdup2(map, (gsize)nr_map * sizeof(*map));
 	hr->nr_map = nr_map;
 	hr->guest_memory_bytes = guest_memory_bytes;
@@ -107,6 +114,21 @@ static struct vr_range *plan_to_guest_ranges(const GArray *plan)
 	return guest;
 }
 
+/* The runs of @runs (struct vr_range, host-virtual) as struct iovec: what
+ * vr_host_pageout() takes. */
+static struct iovec *runs_to_iovecs(const GArray *runs)
+{
+	struct iovec *v = g_new(struct iovec, MAX(runs->len, 1));
+
+	for (guint i = 0; i < runs->len; i++) {
+		const struct vr_range *r = &g_array_index(runs, struct vr_range, i);
+
+		v[i] = (struct iovec){ .iov_base = (void *)(uintptr_t)r->start,
+				       .iov_len = (size_t)(r->end - r->start) };
+	}
+	return v;
+}
+
 gboolean vr_host_reclaim_step(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
 			      uint64_t quota_bytes, struct vr_host_reclaim_result *result,
 			      GError **error)
@@ -115,7 +137,10 @@ gboolean vr_host_reclaim_step(struct vr_host_reclaim *hr, const struct vr_scheme
 	g_autoptr(GArray) plan = NULL;
 	g_autoptr(GArray) host = NULL;
 	g_autofree struct vr_range *guest = NULL;
+	g_autofree struct iovec *runs = NULL;
+	struct vr_resident_runs rr = { 0 };
 	struct vr_host_reclaim_result res = { 0 };
+	uint64_t plan_bytes;
 	gboolean ok = FALSE;
 
 	g_return_val_if_fail(hr != NULL && scheme != NULL, FALSE);
@@ -124,7 +149,9 @@ gboolean vr_host_reclaim_step(struct vr_host_reclaim *hr, const struct vr_scheme
 		goto out;
 	}
 	res.picture_regions = picture.regions ? picture.regions->len : 0;
-	if (!vr_pageout_plan(&picture, scheme, hr->guest_memory_bytes, quota_bytes, &plan, error)) {
+	/* Reach past the quota for resident pages beyond those in swap. */
+	plan_bytes = quota_bytes ? MAX(quota_bytes, VR_HOST_RECLAIM_SCAN_BYTES) : 0;
+	if (!vr_pageout_plan(&picture, scheme, hr->guest_memory_bytes, plan_bytes, &plan, error)) {
 		g_prefix_error(error, "guest %s: planning the pageout: ", hr->name);
 		goto out;
 	}
@@ -139,14 +166,31 @@ gboolean vr_host_reclaim_step(struct vr_host_reclaim *hr, const struct vr_scheme
 		goto out;
 	}
 	res.ranges = host->len;
-	if (!vr_host_pageout(hr->pidfd, (const struct iovec *)(void *)host->data, host->len,
-			     quota_bytes, &res.advised_bytes, error)) {
+	vr_resident_runs_init(&rr, quota_bytes);
+	if (!vr_pagemap_read_resident(hr->pagemap_fd, hr->pid,
+				      (const struct iovec *)(void *)host->data, host->len, &rr,
+				      error)) {
+		g_prefix_error(error, "guest %s: finding the resident pages: ", hr->name);
+		goto out;
+	}
+	res.resident_bytes = rr.resident_bytes;
+	res.swapped_bytes = rr.swapped_bytes;
+	res.absent_bytes = rr.absent_bytes;
+	res.runs = rr.runs->len;
+	if (!rr.runs->len) {
+		ok = TRUE;
+		goto out;
+	}
+	runs = runs_to_iovecs(rr.runs);
+	if (!vr_host_pageout(hr->pidfd, runs, rr.runs->len, quota_bytes, &res.advised_bytes,
+			     error)) {
 		g_prefix_error(error, "guest %s: paging out (QEMU pid %d): ", hr->name,
 			       (int)hr->pid);
 		goto out;
 	}
 	ok = TRUE;
 out:
+	vr_resident_runs_clear(&rr);
 	if (result)
 		*result = res;
 	return ok;
@@ -199,6 +243,8 @@ void vr_host_reclaim_free(struct vr_host_reclaim *hr)
 	vr_access_source_free(hr->source);
 	if (hr->pidfd >= 0)
 		close(hr->pidfd);
+	if (hr->pagemap_fd >= 0)
+		close(hr->pagemap_fd);
 	g_free(hr->map);
 	g_free(hr->name);
 	g_free(hr);

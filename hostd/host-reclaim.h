@@ -5,10 +5,19 @@
  * coldest guest memory within the window's quota (vr_pageout_plan(),
  * common/pageout-plan.h), translates the plan through the guest's RAM map to
  * host ranges of the QEMU process (vr_ram_map_translate()) and pages them out
- * with process_madvise(MADV_PAGEOUT) through a pidfd (vr_host_pageout()):
+ * with process_madvise(MADV_PAGEOUT) through a pidfd (vr_host_pageout()),
+ * only the pages of those ranges that are resident (their /proc/<pid>/pagemap
+ * entries, vr_pagemap_read_resident(), common/resident-runs.h):
  *
  *   access source --picture--> plan --guest ranges--> RAM map
- *       --host iovecs--> process_madvise(pidfd, MADV_PAGEOUT)
+ *       --host iovecs--> pagemap --resident runs-->
+ *       process_madvise(pidfd, MADV_PAGEOUT)
+ *
+ * Memory already in swap looks cold to every access source, so plans keep
+ * choosing it; the kernel would accept it and count it as advised though
+ * nothing leaves memory. It is skipped instead and the quota goes to
+ * resident pages: the plan may reach past the quota (up to
+ * VR_HOST_RECLAIM_SCAN_BYTES) to find them, coldest first.
  *
  * The requirements are host-pageout's (host-pageout.h): host swap, root,
  * Linux 5.10 or later, guest RAM that is neither locked nor on hugetlbfs.
@@ -38,13 +47,23 @@ enum vr_host_reclaim_error {
 	VR_HOST_RECLAIM_ERROR_INVALID,
 };
 
+/*
+ * How far a step's plan may reach, bytes: a quota of q plans max(q, this)
+ * of the coldest memory, and the quota is then spent on the resident pages
+ * of it, in plan order. Its pagemap is at most 2 MiB (8 bytes a page), read
+ * only until the quota is found. When more than this of the coldest memory
+ * is in swap already, a step finds less than its quota.
+ */
+#define VR_HOST_RECLAIM_SCAN_BYTES (1ULL << 30)
+
 /**
  * struct vr_host_reclaim - one agent-less guest's host-side reclaim. Opaque.
  *
  * It owns: its name (a copy, for messages), a started access source giving
  * the guest's picture in guest-physical addresses, a copy of the guest's RAM
  * map, a pidfd of the QEMU process (vr_pidfd_open(): it keeps naming that
- * process even when its pid is reused) and the guest's memory size. Not
+ * process even when its pid is reused), its pagemap file (vr_pagemap_open(),
+ * bound to that process's memory) and the guest's memory size. Not
  * thread-safe: one thread steps it.
  */
 struct vr_host_reclaim;
@@ -64,13 +83,14 @@ typedef struct vr_host_reclaim vr_host_reclaim;
  *			failure too (then freed). Started here when it is not
  *			started yet.
  *
- * Checks the arguments, opens the pidfd, then starts @source if needed.
+ * Checks the arguments, opens the pidfd and the pagemap, then starts @source
+ * if needed.
  *
  * Return: the reclaim, owned by the caller (vr_host_reclaim_free()); or NULL
  * with @error prefixed by "guest NAME: ": VR_HOST_RECLAIM_ERROR_INVALID for
  * no source or a memory size of 0, VR_RAM_MAP_ERROR_INVALID for a bad map,
- * VR_HOST_PAGEOUT_ERROR_* from vr_pidfd_open() (GONE when the process does
- * not exist), or the source's error when it does not start.
+ * VR_HOST_PAGEOUT_ERROR_* from vr_pidfd_open() or vr_pagemap_open() (GONE
+ * when the process does not exist), or the source's error when it does not start.
  */
 struct vr_host_reclaim *vr_host_reclaim_new(const char *name, pid_t pid,
 					    const struct vr_ram_range *map, guint nr_map,
@@ -80,14 +100,25 @@ struct vr_host_reclaim *vr_host_reclaim_new(const char *name, pid_t pid,
 /**
  * struct vr_host_reclaim_result - what one step did.
  * @picture_regions:	regions in the picture read.
- * @planned_bytes:	guest-physical bytes the plan chose (at most the
- *			quota, whole pages).
+ * @planned_bytes:	guest-physical bytes the plan chose (whole pages, at
+ *			most max(quota, VR_HOST_RECLAIM_SCAN_BYTES); 0 for a
+ *			quota of 0).
  * @ranges:		host ranges (struct iovec) the plan translated to; the
  *			parts of the plan outside guest RAM (holes in the RAM
  *			map) have none.
- * @advised_bytes:	bytes process_madvise(MADV_PAGEOUT) accepted, at most
- *			the quota. Set on failure too: what was advised before
- *			the range that failed.
+ * @resident_bytes:	bytes of those ranges found resident in pagemap and
+ *			taken, in plan order, at most the quota.
+ * @swapped_bytes:	bytes of them found in swap already, skipped.
+ * @absent_bytes:	bytes of them neither resident nor in swap (never
+ *			touched), skipped.
+ *			The last two count only the pages looked at before
+ *			the quota was found.
+ * @runs:		resident runs (host ranges) advised.
+ * @advised_bytes:	bytes process_madvise(MADV_PAGEOUT) accepted: resident
+ *			bytes only, at most @resident_bytes and the quota. What
+ *			the quota is charged and vreclaimd counts as reclaimed.
+ *			Set on failure too: what was advised before the range
+ *			that failed.
  * @swap_room_bytes:	vr_host_reclaim_step_in_swap() only: the room the
  *			host's swap had (vr_host_pageout_room()), bytes; the
  *			step's quota was cut to it.
@@ -99,6 +130,10 @@ struct vr_host_reclaim_result {
 	guint picture_regions;
 	uint64_t planned_bytes;
 	guint ranges;
+	uint64_t resident_bytes;
+	uint64_t swapped_bytes;
+	uint64_t absent_bytes;
+	guint runs;
 	uint64_t advised_bytes;
 	uint64_t swap_room_bytes;
 	gboolean swap_full;
@@ -115,15 +150,17 @@ struct vr_host_reclaim_result {
  *		go (so on failure it tells how far the step got). May be NULL.
  *
  * Reads the picture (vr_access_source_get_regions()), plans
- * (vr_pageout_plan()), translates the plan to host ranges in the plan's
- * order, coldest first (vr_ram_map_translate()), and pages them out within
- * @quota_bytes (vr_host_pageout()). An empty plan skips the last two stages:
- * a QEMU process that is gone is then noticed at the next step with
- * something to page out.
+ * (vr_pageout_plan(), up to max(@quota_bytes, VR_HOST_RECLAIM_SCAN_BYTES)),
+ * translates the plan to host ranges in the plan's order, coldest first
+ * (vr_ram_map_translate()), finds their resident pages up to @quota_bytes
+ * (vr_pagemap_read_resident()) and pages those out (vr_host_pageout()). An
+ * empty plan or no resident page skips the later stages: a QEMU process
+ * that is gone is then noticed at the next step with something to page out.
  *
  * Return: TRUE when every stage succeeded. FALSE with @error prefixed by
  * "guest NAME: " and the stage ("reading the access picture", "planning the
- * pageout", "translating the plan to host ranges", "paging out"), keeping
+ * pageout", "translating the plan to host ranges", "finding the resident
+ * pages", "paging out"), keeping
  * the stage's domain and code: e.g. VR_HOST_PAGEOUT_ERROR_GONE when the QEMU
  * process has exited, VR_FLEET_ERROR_INVALID for a scheme that is not
  * pageout.

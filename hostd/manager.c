@@ -1330,9 +1330,11 @@ static gboolean decide_domain_offer(struct vr_manager *m, struct vr_domain *d,
 		if (m->host_known && !vr_host_pageout_room(&m->host)) {
 			g_autofree char *why = vr_host_swap_full_reason(&m->host);
 
-			vr_domain_set_error(d, why);
+			vr_domain_wait(d, why);
 			return FALSE;
 		}
+		if (m->host_known)
+			vr_domain_end_wait(d); /* the swap has room again */
 		if (!vr_host_reclaim_cold_histogram(d->host_reclaim, s, fd->hist_bytes, &error)) {
 			g_warning("%s: %s", d->name, error->message);
 			vr_domain_set_error(d, error->message);
@@ -1620,6 +1622,7 @@ static void act_host_pageout(struct vr_manager *m, struct vr_domain *d)
 	g_autoptr(GError) error = NULL;
 	struct vr_host_reclaim_result result = { 0 };
 	const struct vr_scheme *s = domain_pageout_scheme(d);
+	gboolean ok;
 
 	if (!d->host_reclaim) {
 		if (d->pid <= 0)
@@ -1640,23 +1643,19 @@ static void act_host_pageout(struct vr_manager *m, struct vr_domain *d)
 	if (!left)
 		return;
 	/* Never more than the host's swap can take. */
-	if (!vr_host_reclaim_step_in_swap(d->host_reclaim, s, left, &m->host, &result, &error)) {
-		vr_share_window_charge(&d->window, result.advised_bytes);
+	ok = vr_host_reclaim_step_in_swap(d->host_reclaim, s, left, &m->host, &result, &error);
+	/* Charged and counted: the resident bytes advised, failed step or not
+	 * (what was advised before a failure left memory too). */
+	vr_domain_account_host_pageout(d, &result, &m->host);
+	if (!ok) {
 		g_warning("%s: host-pageout: %s", d->name, error->message);
 		vr_domain_set_error(d, error->message);
 		return;
 	}
-	if (result.swap_full) {
-		g_autofree char *why = vr_host_swap_full_reason(&m->host);
-
-		vr_domain_set_error(d, why);
-		return;
-	}
-	vr_share_window_charge(&d->window, result.advised_bytes);
-	vr_domain_add_reclaimed(d, result.advised_bytes);
-	g_debug("%s: host-pageout: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-		" planned bytes advised in %u ranges",
-		d->name, result.advised_bytes, result.planned_bytes, result.ranges);
+	g_debug("%s: host-pageout: %" G_GUINT64_FORMAT " resident bytes advised in %u runs; "
+		"%" G_GUINT64_FORMAT " planned, %" G_GUINT64_FORMAT " skipped in swap",
+		d->name, result.advised_bytes, result.runs, result.planned_bytes,
+		result.swapped_bytes);
 }
 
 static void act_domain(struct vr_manager *m, struct vr_domain *d)

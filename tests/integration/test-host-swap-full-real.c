@@ -14,8 +14,15 @@
  *   unchanged), and vr_host_swap_full_reason() - the domain's last error in
  *   `vreclaimctl status` - gives the figures;
  * - a second swap file (40 MiB) makes room: the next step resumes and pages
- *   out up to the new room;
+ *   out up to the new room, and the domain's wait reason is gone;
+ * - only resident pages are advised: the first 8 MiB, in swap already but
+ *   still cold in the picture, are skipped (pagemap), so after every step the
+ *   bytes advised - what the quota is charged and the domain counts as
+ *   reclaimed - are what left the child's memory, within ADVISED_SLACK_BYTES;
  * - every page of the child reads back as written (swap-in from both files);
+ *
+ * Each step is accounted as vreclaimd's act_host_pageout() does it
+ * (vr_domain_account_host_pageout() on a struct vr_domain).
  * - both swap files are off and removed on every path (a skip, a failure,
  *   a run killed earlier: test-swap.h), and /proc/swaps is as before.
  *
@@ -33,6 +40,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "domain.h"
 #include "host-reclaim.h"
 #include "host-watermarks.h"
 #include "procfs-text.h"
@@ -50,6 +58,10 @@
 #define SWAP2_BYTES (40 * MIB)
 /* What the kernel may keep or bring back meanwhile. */
 #define SLACK_BYTES (2 * MIB)
+/* How much more may be advised than leaves memory: pages the kernel could
+ * not isolate at that moment (the child is idle, so few if any). Before
+ * pagemap was read, the 8 MiB in swap were advised again on resuming. */
+#define ADVISED_SLACK_BYTES (256 * 1024ULL)
 /* Steps that may still find a little room while the first fills (pages the
  * kernel could not page out leave their slots free). */
 #define MAX_FILL_STEPS 4
@@ -103,6 +115,27 @@ static void teardown(void)
 	stand_in_teardown();
 }
 
+/* What left the child's memory from @before to @after (its Rss fall). */
+static uint64_t left_memory(const struct vr_range_usage *before, const struct vr_range_usage *after)
+{
+	return before->rss_bytes > after->rss_bytes ? before->rss_bytes - after->rss_bytes : 0;
+}
+
+/* The bytes advised are what left memory, within ADVISED_SLACK_BYTES. */
+static void expect_advised_left(uint64_t advised, const struct vr_range_usage *before,
+				const struct vr_range_usage *after, const char *what)
+{
+	uint64_t left = left_memory(before, after);
+
+	cr_log_info("%s: advised %" G_GUINT64_FORMAT " KiB, left memory %" G_GUINT64_FORMAT " KiB",
+		    what, (guint64)advised / 1024, (guint64)left / 1024);
+	cr_assert_leq(advised, left + ADVISED_SLACK_BYTES,
+		      "%s: %" G_GUINT64_FORMAT " bytes advised but only %" G_GUINT64_FORMAT
+		      " left memory (rss %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT ")",
+		      what, (guint64)advised, (guint64)left, (guint64)before->rss_bytes,
+		      (guint64)after->rss_bytes);
+}
+
 /* Skip, saying @why (owned), with both swap files gone. */
 static void skip(char *why)
 {
@@ -146,9 +179,10 @@ static void expect_only_our_swap(void)
 }
 
 /* One step of vreclaimd's host-pageout action, as act_host_pageout() does it
- * (a share of the whole guest each time), logged. */
-static struct vr_host_reclaim_result step(struct vr_host_reclaim *hr, const struct vr_scheme *s,
-					  struct vr_host_snapshot *snap, const char *what)
+ * (a share of the whole guest each time, accounted on @d), logged. */
+static struct vr_host_reclaim_result step(struct vr_host_reclaim *hr, struct vr_domain *d,
+					  const struct vr_scheme *s, struct vr_host_snapshot *snap,
+					  const char *what)
 {
 	struct vr_host_reclaim_result res;
 	g_autoptr(GError) err = NULL;
@@ -157,11 +191,16 @@ static struct vr_host_reclaim_result step(struct vr_host_reclaim *hr, const stru
 	*snap = host_now();
 	cr_assert(vr_host_reclaim_step_in_swap(hr, s, GUEST_BYTES, snap, &res, &err), "%s: %s",
 		  what, err ? err->message : "");
+	vr_domain_account_host_pageout(d, &res, snap);
 	cr_log_info("%s: SwapTotal %" G_GUINT64_FORMAT " KiB SwapFree %" G_GUINT64_FORMAT
-		    " KiB: room %" G_GUINT64_FORMAT " KiB, advised %" G_GUINT64_FORMAT " KiB%s",
+		    " KiB: room %" G_GUINT64_FORMAT " KiB, advised %" G_GUINT64_FORMAT
+		    " KiB (%" G_GUINT64_FORMAT " KiB skipped in swap)%s",
 		    what, (guint64)snap->swap_total_bytes / 1024,
 		    (guint64)snap->swap_free_bytes / 1024, (guint64)res.swap_room_bytes / 1024,
-		    (guint64)res.advised_bytes / 1024, res.swap_full ? ", swap full" : "");
+		    (guint64)res.advised_bytes / 1024, (guint64)res.swapped_bytes / 1024,
+		    res.swap_full ? ", swap full" : "");
+	cr_assert_eq(res.advised_bytes, res.resident_bytes,
+		     "%s: the resident bytes found are the bytes advised", what);
 	return res;
 }
 
@@ -173,6 +212,7 @@ Test(host_swap_full, stops_when_full_and_resumes_with_room, .timeout = 60)
 	const struct vr_agent_region picture[] = { { 0, GUEST_BYTES, 0, 6000 } };
 	g_autoptr(vr_scheme) scheme = reclaim_scheme();
 	g_autoptr(vr_host_reclaim) hr = NULL;
+	g_autoptr(vr_domain) d = vr_domain_new("00000000-0000-0000-0000-00000000005a", GUEST_NAME);
 	g_autoptr(GError) err = NULL;
 	g_autofree char *why_full = NULL;
 	struct vr_host_reclaim_result res = { 0 };
@@ -214,7 +254,7 @@ Test(host_swap_full, stops_when_full_and_resumes_with_room, .timeout = 60)
 		  SWAP1_BYTES / MIB, (SWAP1_BYTES - VR_HOST_SWAP_RESERVE_MIN_BYTES) / MIB,
 		  (guint64)room1);
 	for (int i = 0; i < MAX_FILL_STEPS && !res.swap_full; i++) {
-		res = step(hr, scheme, &snap, "filling the small swap");
+		res = step(hr, d, scheme, &snap, "filling the small swap");
 		if (res.swap_full)
 			break;
 		cr_assert_gt(res.swap_room_bytes, 0, "a step that ran had room");
@@ -242,11 +282,13 @@ Test(host_swap_full, stops_when_full_and_resumes_with_room, .timeout = 60)
 	cr_assert_geq(u1.rss_bytes, GUEST_BYTES - out1 - SLACK_BYTES,
 		      "the rest stays resident: %" G_GUINT64_FORMAT " bytes",
 		      (guint64)u1.rss_bytes);
+	expect_advised_left(out1, &u0, &u1, "the small swap");
+	cr_assert_eq(d->reclaimed_bytes, out1, "the domain counts what was advised");
 
 	/* 2. Full: the next steps do nothing at all, and say why. */
 	reads = (uint64_t)script_log.reads;
 	for (int i = 0; i < 3; i++) {
-		res = step(hr, scheme, &snap, "with the swap full");
+		res = step(hr, d, scheme, &snap, "with the swap full");
 		cr_assert(
 			res.swap_full && res.advised_bytes == 0 && res.planned_bytes == 0 &&
 				res.picture_regions == 0,
@@ -267,26 +309,37 @@ Test(host_swap_full, stops_when_full_and_resumes_with_room, .timeout = 60)
 	cr_assert(strstr(why_full, "swap is full") && strstr(why_full, "SwapTotal") &&
 			  strstr(why_full, "KiB"),
 		  "the reason names the full swap and its figures: %s", why_full);
+	cr_assert_str_eq(d->last_error ? d->last_error : "(none)", why_full,
+			 "the domain's last error says why it waits");
+	cr_assert_eq(d->reclaimed_bytes, out1, "a full swap counts nothing");
 
 	/* 3. A second swap file: host-pageout resumes up to the new room. */
 	why = test_swap_on(&swap2, SWAP2_BYTES);
 	if (why)
 		skip(g_strdup_printf("no second swap for the test: %s", why));
-	res = step(hr, scheme, &snap, "after a second swap file");
+	res = step(hr, d, scheme, &snap, "after a second swap file");
 	cr_assert_not(res.swap_full, "the second swap file makes room");
 	cr_assert_gt(res.swap_room_bytes, SWAP2_BYTES / 2,
 		     "room of about %" G_GUINT64_FORMAT " MiB, got %" G_GUINT64_FORMAT " bytes",
 		     SWAP2_BYTES / MIB, (guint64)res.swap_room_bytes);
 	cr_assert_gt(res.advised_bytes, 0, "the step resumes");
 	cr_assert_leq(res.advised_bytes, res.swap_room_bytes, "within the new room");
+	cr_assert_null(d->last_error, "room ends the wait: the swap-full reason is gone (%s)",
+		       d->last_error ? d->last_error : "");
+	/* The picture still shows the first pages cold (paged-out memory is not
+	 * accessed), so the plan takes them again: pagemap shows them in swap
+	 * and they are skipped, the quota going to resident pages. */
+	cr_assert_geq(res.swapped_bytes + SLACK_BYTES, u2.swap_bytes,
+		      "the pages in swap are skipped: %" G_GUINT64_FORMAT
+		      " bytes of %" G_GUINT64_FORMAT,
+		      (guint64)res.swapped_bytes, (guint64)u2.swap_bytes);
 	u3 = stand_in_usage(base, GUEST_BYTES, "child's");
 	cr_log_info("after the second swap file: rss %" G_GUINT64_FORMAT
 		    " KiB, swap %" G_GUINT64_FORMAT " KiB",
 		    (guint64)u3.rss_bytes / 1024, (guint64)u3.swap_bytes / 1024);
-	/* The picture still shows the first pages cold (paged-out memory is not
-	 * accessed), so the plan takes them again: the kernel counts them as
-	 * advised but they are in swap already. What is new is the rest. */
-	cr_assert_geq(u3.swap_bytes + SLACK_BYTES, MAX(u2.swap_bytes, res.advised_bytes),
+	expect_advised_left(res.advised_bytes, &u2, &u3, "the second swap file");
+	expect_advised_left(d->reclaimed_bytes, &u0, &u3, "all steps (the domain's reclaimed)");
+	cr_assert_geq(u3.swap_bytes + SLACK_BYTES, u2.swap_bytes + res.advised_bytes,
 		      "the pages advised are in swap: %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
 		      " bytes (%" G_GUINT64_FORMAT " advised)",
 		      (guint64)u2.swap_bytes, (guint64)u3.swap_bytes, (guint64)res.advised_bytes);

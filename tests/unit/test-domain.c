@@ -14,6 +14,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "domain-status.h"
 #include "domain.h"
@@ -254,4 +255,55 @@ Test(domain_credit, an_agent_domain_that_claims_nothing_is_cut_to_the_floor)
 	d->action = VR_ACTIVE_ACTION_BALLOON;
 	cr_assert_eq(vr_domain_update_credit(d, 60 * S, S), VR_FLEET_CREDIT_FULL_PERMILLE,
 		     "the balloon is the host's own doing: full credit");
+}
+
+TestSuite(domain_host_pageout, .description = "vr_domain_account_host_pageout()");
+
+/* A full swap makes the domain wait, saying why; room ends the wait, and
+ * only resident bytes advised are charged and counted. */
+Test(domain_host_pageout, a_full_swap_waits_and_room_ends_the_wait)
+{
+	g_autoptr(vr_domain) d = vr_domain_new("00000000-0000-0000-0000-000000000002", "nosw");
+	const struct vr_host_snapshot full = { .mem_total_bytes = 1024 * MIB,
+					       .swap_total_bytes = 24 * MIB,
+					       .swap_free_bytes = 16 * MIB };
+	const struct vr_host_snapshot room = { .mem_total_bytes = 1024 * MIB,
+					       .swap_total_bytes = 64 * MIB,
+					       .swap_free_bytes = 56 * MIB };
+	struct vr_host_reclaim_result res = { .swap_full = TRUE };
+
+	vr_domain_account_host_pageout(d, &res, &full);
+	cr_assert(d->last_error && strstr(d->last_error, "host-pageout waits") &&
+			  strstr(d->last_error, "swap is full"),
+		  "the full swap is the last error: %s", d->last_error ? d->last_error : "(none)");
+	cr_assert_eq(d->reclaimed_bytes, 0);
+	cr_assert_eq(d->window.charged_bytes, 0);
+
+	res = (struct vr_host_reclaim_result){ .swap_room_bytes = 40 * MIB,
+					       .planned_bytes = 40 * MIB,
+					       .resident_bytes = 32 * MIB,
+					       .swapped_bytes = 8 * MIB,
+					       .advised_bytes = 32 * MIB };
+	vr_domain_account_host_pageout(d, &res, &room);
+	cr_assert_null(d->last_error, "room ends the wait: %s", d->last_error);
+	cr_assert_eq(d->reclaimed_bytes, 32 * MIB,
+		     "the resident bytes advised count, not the plan");
+	cr_assert_eq(d->window.charged_bytes, 32 * MIB, "and are charged");
+}
+
+Test(domain_host_pageout, an_error_is_not_a_wait)
+{
+	g_autoptr(vr_domain) d = vr_domain_new("00000000-0000-0000-0000-000000000003", "err");
+	const struct vr_host_snapshot room = { .mem_total_bytes = 1024 * MIB,
+					       .swap_total_bytes = 64 * MIB,
+					       .swap_free_bytes = 56 * MIB };
+	const struct vr_host_reclaim_result res = { .advised_bytes = 4 * MIB };
+
+	vr_domain_set_error(d, "guest err: paging out: gone");
+	vr_domain_account_host_pageout(d, &res, &room);
+	cr_assert_str_eq(d->last_error, "guest err: paging out: gone", "an error stays");
+	vr_domain_wait(d, "host-pageout waits: the host has no swap");
+	vr_domain_set_error(d, "something failed");
+	vr_domain_end_wait(d);
+	cr_assert_str_eq(d->last_error, "something failed", "an error replacing a wait stays");
 }

@@ -1170,3 +1170,264 @@ Test(pageout_real, a_caller_without_privileges)
 		  "the message says what is needed: %s", buf);
 	munmap(p, len);
 }
+
+/* ---- pagemap: the resident pages of a range ---- */
+
+TestSuite(pagemap, .description = "vr_pagemap_read_resident(): bounded, checked reads");
+
+/**
+ * struct fake_pagemap - a pagemap file played from a page string ('P'
+ * present, 'S' swapped, '.' neither) for the pages from H on.
+ * @pages:	the string; pages beyond it read as absent.
+ * @short_entries: when > 0, each read returns at most this many entries.
+ * @odd_bytes:	return this many bytes (not a whole entry) on the first read.
+ * @eof_at:	a read at this offset (bytes) returns 0 (0: never).
+ * @err_at, @err: a read at this offset fails with @err (0: never).
+ * @eintr:	how many first reads fail with EINTR.
+ * @nr_reads, @bytes_read, @max_count: what was asked.
+ */
+struct fake_pagemap {
+	const char *pages;
+	size_t short_entries;
+	size_t odd_bytes;
+	off_t eof_at;
+	off_t err_at;
+	int err;
+	guint eintr;
+	guint nr_reads;
+	uint64_t bytes_read;
+	size_t max_count;
+};
+
+static ssize_t fake_pread(int fd, void *buf, size_t count, off_t offset, void *data)
+{
+	struct fake_pagemap *f = data;
+	uint64_t *e = buf;
+	size_t n = count / 8;
+
+	(void)fd;
+	cr_assert_eq(count % 8, 0, "whole entries asked");
+	cr_assert_eq(offset % 8, 0, "at an entry");
+	f->nr_reads++;
+	f->max_count = MAX(f->max_count, count);
+	if (f->eintr) {
+		f->eintr--;
+		errno = EINTR;
+		return -1;
+	}
+	if (f->eof_at && offset == f->eof_at)
+		return 0;
+	if (f->err_at && offset == f->err_at) {
+		errno = f->err;
+		return -1;
+	}
+	if (f->odd_bytes) {
+		size_t b = f->odd_bytes;
+
+		f->odd_bytes = 0;
+		return (ssize_t)b;
+	}
+	if (f->short_entries)
+		n = MIN(n, f->short_entries);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t page = (uint64_t)offset / 8 + i - H / PAGE;
+		char c = page < strlen(f->pages) ? f->pages[page] : '.';
+
+		e[i] = c == 'P' ? (VR_PAGEMAP_PRESENT | (0x100 + i)) :
+		       c == 'S' ? (VR_PAGEMAP_SWAPPED | (i << 5)) :
+				  0;
+	}
+	f->bytes_read += n * 8;
+	return (ssize_t)(n * 8);
+}
+
+/* The offset in the pagemap file of the page at @addr. */
+#define PM_OFF(addr) ((off_t)((addr) / PAGE * 8))
+
+Test(pagemap, resident_runs_of_several_ranges_in_order)
+{
+	struct fake_pagemap f = { .pages = "PPSS..PPPPSP" };
+	const struct iovec r[] = { { (void *)(uintptr_t)(H + 6 * PAGE), 6 * PAGE },
+				   { (void *)(uintptr_t)H, 4 * PAGE },
+				   { (void *)(uintptr_t)(H + 4 * PAGE), 0 } };
+	struct vr_resident_runs rr;
+	g_autoptr(GError) err = NULL;
+
+	vr_resident_runs_init(&rr, G_MAXUINT64);
+	cr_assert(vr_pagemap_read_resident_with(fake_pread, &f, 3, 42, r, 3, &rr, &err), "%s",
+		  err ? err->message : "");
+	cr_assert_eq(rr.runs->len, 3, "runs: 6-10, 11-12, 0-2");
+	cr_assert_eq(g_array_index(rr.runs, struct vr_range, 0).start, H + 6 * PAGE);
+	cr_assert_eq(g_array_index(rr.runs, struct vr_range, 0).end, H + 10 * PAGE);
+	cr_assert_eq(g_array_index(rr.runs, struct vr_range, 2).start, H);
+	cr_assert_eq(rr.resident_bytes, 7 * PAGE);
+	cr_assert_eq(rr.swapped_bytes, 3 * PAGE);
+	cr_assert_eq(f.bytes_read, 10 * 8, "only the ranges' entries are read");
+	vr_resident_runs_clear(&rr);
+}
+
+Test(pagemap, reads_are_chunked_and_stop_at_the_quota)
+{
+	struct fake_pagemap f = { .pages = "SSSS" }; /* then absent */
+	const struct iovec r[] = { { (void *)(uintptr_t)H, 1 * GIB } };
+	struct vr_resident_runs rr;
+	g_autoptr(GError) err = NULL;
+
+	/* a GiB of absent pages: 64 chunks of 4096 entries, never more */
+	vr_resident_runs_init(&rr, G_MAXUINT64);
+	cr_assert(vr_pagemap_read_resident_with(fake_pread, &f, 3, 42, r, 1, &rr, &err));
+	cr_assert_eq(f.max_count, VR_PAGEMAP_CHUNK_ENTRIES * 8, "chunks of at most 32 KiB");
+	cr_assert_eq(f.nr_reads, (1 * GIB / PAGE) / VR_PAGEMAP_CHUNK_ENTRIES);
+	cr_assert_eq(rr.absent_bytes + rr.swapped_bytes, 1 * GIB);
+	vr_resident_runs_clear(&rr);
+
+	/* all present: a quota of 2 pages reads one chunk and stops */
+	f = (struct fake_pagemap){ .pages = "PPPPPPPPPPPPPPPP" };
+	vr_resident_runs_init(&rr, 2 * PAGE);
+	cr_assert(vr_pagemap_read_resident_with(fake_pread, &f, 3, 42, r, 1, &rr, &err));
+	cr_assert_eq(f.nr_reads, 1, "the quota was found in the first chunk");
+	cr_assert_eq(rr.resident_bytes, 2 * PAGE);
+	vr_resident_runs_clear(&rr);
+}
+
+Test(pagemap, short_reads_and_eintr_are_continued)
+{
+	struct fake_pagemap f = { .pages = "PSPPSPPP", .short_entries = 3, .eintr = 2 };
+	const struct iovec r[] = { { (void *)(uintptr_t)H, 8 * PAGE } };
+	struct vr_resident_runs rr;
+	g_autoptr(GError) err = NULL;
+
+	vr_resident_runs_init(&rr, G_MAXUINT64);
+	cr_assert(vr_pagemap_read_resident_with(fake_pread, &f, 3, 42, r, 1, &rr, &err), "%s",
+		  err ? err->message : "");
+	cr_assert_eq(rr.resident_bytes, 6 * PAGE, "every page read once");
+	cr_assert_eq(rr.swapped_bytes, 2 * PAGE);
+	cr_assert_eq(rr.runs->len, 3, "P, PP, PPP");
+	cr_assert_eq(f.nr_reads, 2 + 3, "two interrupted, then reads of 3, 3 and 2 entries");
+	vr_resident_runs_clear(&rr);
+}
+
+struct pagemap_fail_case {
+	char name[40];
+	gboolean eof;
+	int err;
+	size_t odd_bytes;
+	int code;
+	char words[80];
+};
+
+static struct pagemap_fail_case pagemap_fail_cases[] = {
+	{ "end of file: exited", TRUE, 0, 0, VR_HOST_PAGEOUT_ERROR_GONE, "end of file;exited" },
+	{ "EPERM", FALSE, EPERM, 0, VR_HOST_PAGEOUT_ERROR_PERMISSION, "not permitted" },
+	{ "EACCES", FALSE, EACCES, 0, VR_HOST_PAGEOUT_ERROR_PERMISSION, "denied" },
+	{ "ESRCH", FALSE, ESRCH, 0, VR_HOST_PAGEOUT_ERROR_GONE, "No such process" },
+	{ "EIO", FALSE, EIO, 0, VR_HOST_PAGEOUT_ERROR_FAILED, "error" },
+	{ "a partial entry", FALSE, 0, 12, VR_HOST_PAGEOUT_ERROR_FAILED,
+	  "12 bytes;inside an entry" },
+};
+
+ParameterizedTestParameters(pagemap, a_failed_read_names_the_pid_and_range)
+{
+	return cr_make_param_array(struct pagemap_fail_case, pagemap_fail_cases,
+				   G_N_ELEMENTS(pagemap_fail_cases));
+}
+
+ParameterizedTest(struct pagemap_fail_case *c, pagemap, a_failed_read_names_the_pid_and_range)
+{
+	/* the second chunk of the range fails; the first is kept */
+	uint64_t len = 2 * VR_PAGEMAP_CHUNK_ENTRIES * PAGE;
+	uint64_t at = H + VR_PAGEMAP_CHUNK_ENTRIES * PAGE;
+	struct fake_pagemap f = { .pages = "PP" };
+	const struct iovec r[] = { { (void *)(uintptr_t)H, len } };
+	struct vr_resident_runs rr;
+	g_autoptr(GError) err = NULL;
+	g_autofree char *words = NULL;
+
+	if (c->eof)
+		f.eof_at = PM_OFF(at);
+	if (c->err) {
+		f.err_at = PM_OFF(at);
+		f.err = c->err;
+	}
+	if (c->odd_bytes)
+		f.odd_bytes = c->odd_bytes; /* the first read */
+	vr_resident_runs_init(&rr, G_MAXUINT64);
+	cr_assert_not(vr_pagemap_read_resident_with(fake_pread, &f, 3, 4242, r, 1, &rr, &err),
+		      "%s: should fail", c->name);
+	words = g_strdup_printf("%s;/proc/4242/pagemap;0x7f0000000000, 0x7f0002000000", c->words);
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, c->code, words, c->name);
+	if (!c->odd_bytes) {
+		cr_assert(strstr(err->message, "at [0x7f0001000000, 0x7f0002000000)"),
+			  "%s: names the chunk: %s", c->name, err->message);
+		cr_assert_eq(rr.resident_bytes, 2 * PAGE, "%s: the first chunk is kept", c->name);
+	}
+	vr_resident_runs_clear(&rr);
+}
+
+Test(pagemap, bad_ranges_and_entries_are_refused)
+{
+	struct fake_pagemap f = { .pages = "P" };
+	const struct iovec odd[] = { { (void *)(uintptr_t)(H + 1), PAGE } };
+	struct vr_resident_runs rr;
+	g_autoptr(GError) err = NULL;
+
+	vr_resident_runs_init(&rr, G_MAXUINT64);
+	cr_assert_not(vr_pagemap_read_resident_with(fake_pread, &f, 3, 7, odd, 1, &rr, &err));
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID,
+		     "/proc/7/pagemap;page-aligned", "an unaligned range");
+	cr_assert_eq(f.nr_reads, 0, "nothing read");
+	vr_resident_runs_clear(&rr);
+}
+
+/* This process's own pagemap, for real: touched pages are resident,
+ * untouched ones absent. No privilege needed. */
+Test(pagemap, this_process)
+{
+	const size_t n = 64;
+	char *buf =
+		mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct iovec r = { buf, n * PAGE };
+	struct vr_resident_runs rr;
+	g_autoptr(GError) err = NULL;
+	int pidfd, fd;
+
+	cr_assert_neq(buf, MAP_FAILED);
+	cr_assert_eq(madvise(buf, n * PAGE, MADV_NOHUGEPAGE), 0);
+	for (size_t i = 0; i < n; i += 2)
+		buf[i * PAGE] = 1;
+	pidfd = vr_pidfd_open(getpid(), &err);
+	cr_assert_geq(pidfd, 0, "%s", err ? err->message : "");
+	fd = vr_pagemap_open(getpid(), pidfd, &err);
+	cr_assert_geq(fd, 0, "%s", err ? err->message : "");
+	vr_resident_runs_init(&rr, G_MAXUINT64);
+	cr_assert(vr_pagemap_read_resident(fd, getpid(), &r, 1, &rr, &err), "%s",
+		  err ? err->message : "");
+	cr_assert_eq(rr.resident_bytes, n / 2 * PAGE, "every other page is resident");
+	cr_assert_eq(rr.absent_bytes, n / 2 * PAGE, "the others were never touched");
+	cr_assert_eq(rr.runs->len, n / 2, "one run each");
+	vr_resident_runs_clear(&rr);
+	close(fd);
+	close(pidfd);
+	munmap(buf, n * PAGE);
+}
+
+Test(pagemap, open_names_a_process_that_is_gone)
+{
+	g_autoptr(GError) err = NULL;
+	g_autofree char *pid_text = NULL;
+	pid_t child = fork();
+	int pidfd;
+
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		_exit(0);
+	pidfd = vr_pidfd_open(child, &err);
+	cr_assert_geq(pidfd, 0, "%s", err ? err->message : "");
+	cr_assert_eq(waitpid(child, NULL, 0), child);
+	cr_assert_lt(vr_pagemap_open(child, pidfd, &err), 0, "a reaped child has no pagemap");
+	cr_assert(g_error_matches(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_GONE),
+		  "GONE: %s", err->message);
+	pid_text = g_strdup_printf("%d", (int)child);
+	cr_assert(strstr(err->message, pid_text), "names the pid: %s", err->message);
+	close(pidfd);
+}
