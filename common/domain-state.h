@@ -145,6 +145,32 @@ gboolean vr_domain_state_parse(const char *text, gsize len, struct vr_domain_sta
 gboolean vr_domain_state_check(const struct vr_domain_state *st, const char *uuid,
 			       const struct vr_qemu_incarnation *qemu, GError **error);
 
+/*
+ * A change of the agent's uptime alone is written at most this often, us:
+ * 60 s. Every report moves it, so it would otherwise rewrite every domain's
+ * file every save (at 1000 idle domains, 200 files created and renamed a
+ * second, a third of vreclaimd's CPU). The uptime is only the base a
+ * restarted vreclaimd tells an agent's restart by (its uptime went back),
+ * and the counters that do count (sz_applied, the reclaimed bytes) are
+ * written as soon as they change.
+ */
+#define VR_DOMAIN_STATE_UPTIME_PERIOD_US (60LL * 1000 * 1000)
+
+/**
+ * vr_domain_state_needs_save() - should @now be written over the file that
+ * holds @saved, written @age_us ago?
+ * @saved:	the state as last written; NULL when none was.
+ * @now:	the state now.
+ * @age_us:	the time since @saved was written, us.
+ *
+ * Return: true when there is no @saved, when @now differs from it in
+ * anything but the agent's uptime, or only in the uptime and @age_us is at
+ * least VR_DOMAIN_STATE_UPTIME_PERIOD_US; false otherwise (equal states
+ * included). Pure.
+ */
+bool vr_domain_state_needs_save(const struct vr_domain_state *saved,
+				const struct vr_domain_state *now, int64_t age_us);
+
 /**
  * vr_share_window_roll() - start a new window at @now_us (monotonic us)
  * holding @share_bytes when @w's window has ended (@len_us after it began,

@@ -116,7 +116,9 @@
  *			vreclaimd last saw them (restored): the first stats
  *			count from there, or whole when the agent restarted
  *			meanwhile (vr_agent_stats_went_back()).
- * @state_saved:	the text of its state file as last written; owned.
+ * @state_saved:	its state as last written to its file, NULL before the
+ *			first write; owned.
+ * @state_saved_us:	when that was, monotonic us.
  * @last_error:		the last thing that went wrong; owned.
  */
 struct vr_domain {
@@ -167,7 +169,8 @@ struct vr_domain {
 	gboolean restored;
 	gboolean has_stats_base;
 	struct vr_agent_stats stats_base;
-	char *state_saved;
+	struct vr_domain_state *state_saved;
+	int64_t state_saved_us;
 	char *last_error;
 	/* private: */
 	guint status_read; /* read-batch id of /proc/PID/status, 0 = none */

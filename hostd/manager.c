@@ -345,18 +345,20 @@ static void domain_restore_state(struct vr_manager *m, struct vr_domain *d)
 		  d->window_hold_until_us ? ", its share of the current quota window granted" : "");
 }
 
-/* Write @d's state file when it changed since the last write. */
-static void domain_save_state(struct vr_manager *m, struct vr_domain *d)
+/* Write @d's state file when it changed since the last write (at @now_us);
+ * a change of its agent's uptime alone only now and then, or when @force
+ * (vr_domain_state_needs_save()). */
+static void domain_save_state(struct vr_manager *m, struct vr_domain *d, gint64 now_us,
+			      gboolean force)
 {
 	g_autoptr(GError) error = NULL;
 	struct vr_domain_state st;
-	g_autofree char *text = NULL;
 
 	if (!d->qemu_known || !d->managed)
 		return;
 	vr_domain_state_fill(d, &st);
-	text = vr_domain_state_to_text(&st);
-	if (!g_strcmp0(text, d->state_saved))
+	if (!vr_domain_state_needs_save(d->state_saved, &st,
+					force ? G_MAXINT64 : now_us - d->state_saved_us))
 		return;
 	if (!vr_state_dir_prepare(m->config->state_dir, &error) ||
 	    !vr_state_dir_save(m->config->state_dir, &st, &error)) {
@@ -369,7 +371,8 @@ static void domain_save_state(struct vr_manager *m, struct vr_domain *d)
 	}
 	m->state_dir_failed = FALSE;
 	g_free(d->state_saved);
-	d->state_saved = g_steal_pointer(&text);
+	d->state_saved = g_memdup2(&st, sizeof(st));
+	d->state_saved_us = now_us;
 }
 
 /* Save every domain's state: at most every VR_MANAGER_STATE_SAVE_PERIOD_US,
@@ -385,7 +388,7 @@ static void manager_save_states(struct vr_manager *m, gboolean force)
 	m->state_saved_us = now;
 	g_hash_table_iter_init(&it, m->domains);
 	while (g_hash_table_iter_next(&it, NULL, &value))
-		domain_save_state(m, value);
+		domain_save_state(m, value, now, force);
 }
 
 /* ---- domains from libvirt -------------------------------------------------- */

@@ -199,6 +199,61 @@ Test(domain_state_text, check_incarnation)
 	cr_assert(g_error_matches(e3, VR_DOMAIN_STATE_ERROR, VR_DOMAIN_STATE_ERROR_FOREIGN));
 }
 
+TestSuite(domain_state_save, .description = "when a domain's state file is written again");
+
+/* Each member but the uptime, changed by one, is written at once. */
+Test(domain_state_save, any_counted_change_at_once)
+{
+	const struct vr_domain_state saved = sample();
+	struct vr_domain_state now;
+	guint changes = 0;
+
+	cr_assert(vr_domain_state_needs_save(NULL, &saved, 0), "no file yet: write it");
+	now = saved;
+	cr_assert_not(vr_domain_state_needs_save(&saved, &now, G_MAXINT64),
+		      "an unchanged state is never written again");
+#define CHANGED(stmt)                                                                              \
+	do {                                                                                       \
+		now = saved;                                                                       \
+		stmt;                                                                              \
+		changes++;                                                                         \
+		cr_assert(vr_domain_state_needs_save(&saved, &now, 0), "%s: not written", #stmt);  \
+	} while (0)
+	CHANGED(now.uuid[0] = 'f');
+	CHANGED(g_strlcpy(now.name, "web2", sizeof(now.name)));
+	CHANGED(now.qemu.pid++);
+	CHANGED(now.qemu.start_time_us++);
+	CHANGED(now.reclaimed_bytes++);
+	CHANGED(now.rejected_reports++);
+	CHANGED(now.rss_start_bytes++);
+	CHANGED(now.paused = !now.paused);
+	CHANGED(now.credit_permille++);
+	CHANGED(now.trust_permille++);
+	CHANGED(now.agent_sz_applied_bytes++);
+	CHANGED(now.agent_swap_cache_release_bytes++);
+	CHANGED(now.window.start_us++);
+	CHANGED(now.window.share_bytes++);
+	CHANGED(now.window.charged_bytes++);
+#undef CHANGED
+	cr_assert_eq(changes, 15);
+}
+
+/* The uptime alone waits for VR_DOMAIN_STATE_UPTIME_PERIOD_US. */
+Test(domain_state_save, uptime_alone_waits)
+{
+	const struct vr_domain_state saved = sample();
+	struct vr_domain_state now = saved;
+
+	now.agent_uptime_ms += 5000;
+	cr_assert_not(vr_domain_state_needs_save(&saved, &now, 5 * G_USEC_PER_SEC));
+	cr_assert_not(
+		vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_UPTIME_PERIOD_US - 1));
+	cr_assert(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_UPTIME_PERIOD_US));
+	/* With a counted change it goes at once. */
+	now.agent_sz_applied_bytes += MIB;
+	cr_assert(vr_domain_state_needs_save(&saved, &now, 0));
+}
+
 TestSuite(share_window, .description = "a domain's quota window");
 
 Test(share_window, roll_open_charge)
