@@ -96,6 +96,7 @@
  * @sent_share_bytes:	the quota size of that policy (0: monitoring only).
  * @sent_generation:	@policy_generation of that policy.
  * @sent_us:		monotonic time the last policy was sent.
+ * @sent_report_interval_ms: the report interval sent with it, ms.
  * @agent_resync:	its agent restarted on the same connection (the guest
  *			rebooted): the next tick sends it the policy and the
  *			pause state again.
@@ -156,6 +157,7 @@ struct vr_domain {
 	gboolean policy_sent;
 	uint64_t sent_share_bytes;
 	gint64 sent_us;
+	uint64_t sent_report_interval_ms;
 	guint sent_generation;
 	gboolean agent_resync;
 	gboolean agent_paused;

@@ -119,6 +119,9 @@ struct vr_manager {
 	 * config's pictures-per-tick). */
 	guint picture_period;
 	guint act_index;
+	/* This tick: the report interval asked of the agents, ms, by the
+	 * fleet's size (vr_fleet_report_interval_ms()). */
+	uint64_t report_interval_ms;
 	uint64_t reloads;
 	gint64 started_us;
 };
@@ -1447,15 +1450,14 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 	gboolean window_hold = d->window_hold_until_us && d->share_bytes > 0;
 	if (!window_hold &&
 	    (!d->policy_sent || d->agent_resync || d->sent_generation != d->policy_generation ||
+	     d->sent_report_interval_ms != m->report_interval_ms ||
 	     (!hold && share_changed(d->sent_share_bytes, d->share_bytes)))) {
 		g_auto(vr_proto_request) req = { .command = VR_PROTO_SET_POLICY };
 		struct call_ctx *c = call_ctx_new(m, d, VR_PROTO_SET_POLICY);
 		req.set_policy.policy = vr_domain_agent_policy(
 			d, d->share_bytes, m->config->fleet_quota_reset_interval_ms);
 		req.set_policy.has_report_interval = TRUE;
-		req.set_policy.report_interval_ms = CLAMP(m->config->interval_ms,
-							  VR_PROTO_REPORT_INTERVAL_MIN_MS,
-							  VR_PROTO_REPORT_INTERVAL_MAX_MS);
+		req.set_policy.report_interval_ms = m->report_interval_ms;
 		c->share_bytes = d->share_bytes;
 		if (!d->policy_sent || (d->sent_share_bytes == 0) != (d->share_bytes == 0)) {
 			if (d->share_bytes)
@@ -1474,6 +1476,7 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 		d->sent_us = now;
 		d->sent_share_bytes = d->share_bytes;
 		d->sent_generation = d->policy_generation;
+		d->sent_report_interval_ms = m->report_interval_ms;
 		domain_call(m, d, &req, c);
 	}
 	agent_set_paused(m, d, d->user_paused);
@@ -1737,6 +1740,7 @@ static gboolean tick(gpointer data)
 	/* act */
 	budget = MAX(m->config->fleet_pictures_per_tick, 1);
 	m->picture_period = MAX(1, (doms->len + budget - 1) / budget);
+	m->report_interval_ms = vr_fleet_report_interval_ms(m->config->interval_ms, doms->len);
 	for (guint i = 0; i < doms->len; i++) {
 		struct vr_domain *d = g_ptr_array_index(doms, i);
 		uint64_t t0 = thread_cpu_us();
