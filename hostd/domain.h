@@ -32,6 +32,28 @@
 #include "ratelimit.h"
 
 /**
+ * struct vr_domain_hist - a domain's cold histogram of its agent's picture
+ * under its pageout scheme (vr_fleet_cold_histogram()), kept while neither
+ * changes: pictures come every few ticks (pictures-per-tick), the decide
+ * step runs every tick.
+ * @valid:		whether @bytes is of the inputs below.
+ * @picture_serial:	the picture's (vr_access_source_agent_picture_serial()).
+ * @policy_generation:	the policy's (struct vr_domain @policy_generation).
+ * @memory_bytes:	the guest's memory it was checked against, bytes.
+ * @regions:		the picture's regions, for the log.
+ * @bytes:		bytes per cold score, VR_MAX_SCORE + 1, before the
+ *			used fraction and the RSS bound are applied.
+ */
+struct vr_domain_hist {
+	gboolean valid;
+	uint64_t picture_serial;
+	guint policy_generation;
+	uint64_t memory_bytes;
+	guint regions;
+	uint64_t bytes[VR_MAX_SCORE + 1];
+};
+
+/**
  * struct vr_domain - vreclaimd's state for one running domain.
  * @name, @uuid:	identity (name may change on rename; uuid does not).
  * @managed:		whether vreclaimd acts on it.
@@ -88,6 +110,8 @@
  * @rss_start_bytes, @rss_bytes, @swap_bytes: the QEMU process's resident size
  *			when first seen and now, and its swapped bytes.
  * @cold_bytes:		eligible cold bytes in the last picture.
+ * @hist:		its last picture's cold histogram, kept until the
+ *			next picture.
  * @offer_hold:		the largest offer of its recent pictures
  *			(struct vr_fleet_offer_hold): what the fleet asks of it.
  * @share_bytes:	its share of the fleet quota this window.
@@ -152,6 +176,7 @@ struct vr_domain {
 	uint64_t rss_bytes;
 	uint64_t swap_bytes;
 	uint64_t cold_bytes;
+	struct vr_domain_hist hist;
 	struct vr_fleet_offer_hold offer_hold;
 	uint64_t share_bytes;
 	gboolean policy_sent;

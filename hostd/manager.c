@@ -1212,31 +1212,49 @@ static const struct vr_scheme *domain_pageout_scheme(const struct vr_domain *d)
  */
 static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *fd)
 {
-	g_autoptr(GError) error = NULL;
-	g_auto(vr_proto_regions) picture = { 0 };
 	const struct vr_scheme *s = domain_pageout_scheme(d);
-	uint64_t eligible = 0, cut;
+	struct vr_domain_hist *h = &d->hist;
+	uint64_t eligible = 0, cut, serial;
 	double used = 1.0;
 
 	if (!s || !d->source || !vr_agent_session_is_up(d->session))
 		return FALSE;
-	if (!vr_access_source_get_regions(d->source, &picture, &error)) {
-		if (!g_error_matches(error, VR_ACCESS_SOURCE_ERROR, VR_ACCESS_SOURCE_ERROR_STATE)) {
-			g_warning("%s: %s", d->name, error->message);
-			vr_domain_set_error(d, error->message);
+	/* The histogram of a picture is computed once: pictures come every
+	 * few ticks (pictures-per-tick), this runs every tick. */
+	serial = vr_access_source_agent_picture_serial(d->source);
+	if (!serial || !h->valid || h->picture_serial != serial ||
+	    h->policy_generation != d->policy_generation ||
+	    h->memory_bytes != d->info.memory_bytes) {
+		g_autoptr(GError) error = NULL;
+		g_auto(vr_proto_regions) picture = { 0 };
+
+		h->valid = FALSE;
+		if (!vr_access_source_get_regions(d->source, &picture, &error)) {
+			if (!g_error_matches(error, VR_ACCESS_SOURCE_ERROR,
+					     VR_ACCESS_SOURCE_ERROR_STATE)) {
+				g_warning("%s: %s", d->name, error->message);
+				vr_domain_set_error(d, error->message);
+			}
+			return FALSE;
 		}
-		return FALSE;
+		if (!vr_fleet_cold_histogram(picture.regions, picture.sample_interval_us,
+					     picture.aggr_interval_us, s, d->info.memory_bytes,
+					     h->bytes, &error)) {
+			g_autofree char *msg = g_strdup_printf("%s picture refused: %s",
+							       vr_access_source_name(d->source),
+							       error->message);
+			vr_domain_reject(d, g_get_monotonic_time(), msg); /* rate-limited */
+			vr_domain_set_error(d, msg);
+			vr_access_source_agent_forget(d->source);
+			return FALSE;
+		}
+		h->valid = TRUE;
+		h->picture_serial = serial;
+		h->policy_generation = d->policy_generation;
+		h->memory_bytes = d->info.memory_bytes;
+		h->regions = picture.regions ? picture.regions->len : 0;
 	}
-	if (!vr_fleet_cold_histogram(picture.regions, picture.sample_interval_us,
-				     picture.aggr_interval_us, s, d->info.memory_bytes,
-				     fd->hist_bytes, &error)) {
-		g_autofree char *msg = g_strdup_printf(
-			"%s picture refused: %s", vr_access_source_name(d->source), error->message);
-		vr_domain_reject(d, g_get_monotonic_time(), msg); /* rate-limited */
-		vr_domain_set_error(d, msg);
-		vr_access_source_agent_forget(d->source);
-		return FALSE;
-	}
+	memcpy(fd->hist_bytes, h->bytes, sizeof(fd->hist_bytes));
 	if (d->has_stats && d->stats.mem_total_bytes > 0)
 		used = (double)(d->stats.mem_total_bytes - d->stats.mem_free_bytes) /
 		       (double)d->stats.mem_total_bytes;
@@ -1258,8 +1276,7 @@ static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *
 		" bytes cold enough, %" G_GUINT64_FORMAT
 		" of them counted (%.0f%% of the guest is in use; %" G_GUINT64_FORMAT
 		" beyond what its RSS can give)",
-		d->name, picture.regions ? picture.regions->len : 0, eligible, d->cold_bytes,
-		used * 100, cut);
+		d->name, h->regions, eligible, d->cold_bytes, used * 100, cut);
 	return TRUE;
 }
 
