@@ -55,9 +55,11 @@
  * (monitor-worker.h). */
 #define VR_MANAGER_QMP_TIMEOUT_MS 2000
 
-/* A domain's state file is written at most this often, us, and only when it
- * changed; at a clean exit too (hostd/state-dir.h). */
-#define VR_MANAGER_STATE_SAVE_PERIOD_US (5 * G_USEC_PER_SEC)
+/* State files written per tick at most (vr_domain_state_needs_save()'s "in
+ * turn"; a pause or resume goes at once): each is a file created and
+ * renamed. Up to 100 domains that change every 5 s this is never reached;
+ * 1000 changing domains are each written every 50 s or so. */
+#define VR_MANAGER_STATE_SAVES_PER_TICK 20U
 
 /* G_DEFINE_QUARK's name has dashes: clang-format would split them. */
 /* clang-format off */
@@ -111,7 +113,7 @@ struct vr_manager {
 	struct vr_metrics_server *metrics;
 
 	guint tick_source;
-	gint64 state_saved_us;	   /* the last save of the domains' states */
+	guint state_cursor;	   /* the domain (by name) whose turn to save is next */
 	gboolean state_dir_failed; /* its last error was logged */
 	uint64_t ticks;
 	/* This tick: refresh a domain's picture every picture_period ticks,
@@ -348,23 +350,14 @@ static void domain_restore_state(struct vr_manager *m, struct vr_domain *d)
 		  d->window_hold_until_us ? ", its share of the current quota window granted" : "");
 }
 
-/* Write @d's state file when it changed since the last write (at @now_us);
- * a change of its agent's uptime alone only now and then, or when @force
- * (vr_domain_state_needs_save()). */
-static void domain_save_state(struct vr_manager *m, struct vr_domain *d, gint64 now_us,
-			      gboolean force)
+/* Write @d's state file as @st (at @now_us). */
+static void domain_save_state(struct vr_manager *m, struct vr_domain *d,
+			      const struct vr_domain_state *st, gint64 now_us)
 {
 	g_autoptr(GError) error = NULL;
-	struct vr_domain_state st;
 
-	if (!d->qemu_known || !d->managed)
-		return;
-	vr_domain_state_fill(d, &st);
-	if (!vr_domain_state_needs_save(d->state_saved, &st,
-					force ? G_MAXINT64 : now_us - d->state_saved_us))
-		return;
 	if (!vr_state_dir_prepare(m->config->state_dir, &error) ||
-	    !vr_state_dir_save(m->config->state_dir, &st, &error)) {
+	    !vr_state_dir_save(m->config->state_dir, st, &error)) {
 		if (!m->state_dir_failed)
 			g_warning("%s: cannot save its state (vreclaimd keeps going; a restart "
 				  "starts its statistics afresh): %s",
@@ -374,24 +367,46 @@ static void domain_save_state(struct vr_manager *m, struct vr_domain *d, gint64 
 	}
 	m->state_dir_failed = FALSE;
 	g_free(d->state_saved);
-	d->state_saved = g_memdup2(&st, sizeof(st));
+	d->state_saved = g_memdup2(st, sizeof(*st));
 	d->state_saved_us = now_us;
 }
 
-/* Save every domain's state: at most every VR_MANAGER_STATE_SAVE_PERIOD_US,
- * or now (@force: at exit). */
-static void manager_save_states(struct vr_manager *m, gboolean force)
+/*
+ * Write the state files of @doms (the managed domains, by name) that
+ * changed (vr_domain_state_needs_save()): a pause or resume at once, the
+ * others in turn, at most VR_MANAGER_STATE_SAVES_PER_TICK a tick, from where
+ * the last tick's ran out. @force (a clean exit): every one that differs.
+ */
+static void manager_save_states(struct vr_manager *m, GPtrArray *doms, gboolean force)
 {
 	gint64 now = g_get_monotonic_time();
-	GHashTableIter it;
-	gpointer value;
+	guint budget = VR_MANAGER_STATE_SAVES_PER_TICK;
+	guint n = doms->len, start = n ? m->state_cursor % n : 0;
+	gboolean cursor_set = FALSE;
 
-	if (!force && now - m->state_saved_us < VR_MANAGER_STATE_SAVE_PERIOD_US)
-		return;
-	m->state_saved_us = now;
-	g_hash_table_iter_init(&it, m->domains);
-	while (g_hash_table_iter_next(&it, NULL, &value))
-		domain_save_state(m, value, now, force);
+	for (guint k = 0; k < n; k++) {
+		guint i = (start + k) % n;
+		struct vr_domain *d = g_ptr_array_index(doms, i);
+		struct vr_domain_state st;
+		enum vr_domain_state_save save;
+
+		if (!d->qemu_known || !d->managed)
+			continue;
+		vr_domain_state_fill(d, &st);
+		save = vr_domain_state_needs_save(d->state_saved, &st,
+						  force ? G_MAXINT64 : now - d->state_saved_us);
+		if (save == VR_DOMAIN_STATE_SAVE_NO)
+			continue;
+		if (save == VR_DOMAIN_STATE_SAVE_IN_TURN && !force && !budget) {
+			if (!cursor_set)
+				m->state_cursor = i; /* first in line next tick */
+			cursor_set = TRUE;
+			continue;
+		}
+		if (save == VR_DOMAIN_STATE_SAVE_IN_TURN && budget)
+			budget--;
+		domain_save_state(m, d, &st, now);
+	}
 }
 
 /* ---- domains from libvirt -------------------------------------------------- */
@@ -1765,7 +1780,7 @@ static gboolean tick(gpointer data)
 		act_domain(m, d);
 		d->cpu_us += thread_cpu_us() - t0;
 	}
-	manager_save_states(m, FALSE);
+	manager_save_states(m, doms, FALSE);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -2207,7 +2222,9 @@ void vr_manager_free(struct vr_manager *m)
 	if (m->tick_source)
 		g_source_remove(m->tick_source);
 	if (m->domains) {
-		manager_save_states(m, TRUE); /* a clean exit: the latest */
+		g_autoptr(GPtrArray) doms = managed_domains(m);
+
+		manager_save_states(m, doms, TRUE); /* a clean exit: the latest */
 		g_hash_table_destroy(m->domains);
 	}
 	g_clear_pointer(&m->lv, vr_libvirt_free);

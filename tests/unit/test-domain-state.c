@@ -201,23 +201,33 @@ Test(domain_state_text, check_incarnation)
 
 TestSuite(domain_state_save, .description = "when a domain's state file is written again");
 
-/* Each member but the uptime, changed by one, is written at once. */
-Test(domain_state_save, any_counted_change_at_once)
+#define NO	VR_DOMAIN_STATE_SAVE_NO
+#define IN_TURN VR_DOMAIN_STATE_SAVE_IN_TURN
+#define NOW	VR_DOMAIN_STATE_SAVE_NOW
+
+/* Each member but the uptime and the pause, changed by one, is written in
+ * turn once the file is VR_DOMAIN_STATE_SAVE_PERIOD_US old. */
+Test(domain_state_save, a_counted_change_in_turn)
 {
 	const struct vr_domain_state saved = sample();
 	struct vr_domain_state now;
 	guint changes = 0;
 
-	cr_assert(vr_domain_state_needs_save(NULL, &saved, 0), "no file yet: write it");
+	cr_assert_eq(vr_domain_state_needs_save(NULL, &saved, 0), IN_TURN, "no file yet");
 	now = saved;
-	cr_assert_not(vr_domain_state_needs_save(&saved, &now, G_MAXINT64),
-		      "an unchanged state is never written again");
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, G_MAXINT64), NO,
+		     "an unchanged state is never written again");
 #define CHANGED(stmt)                                                                              \
 	do {                                                                                       \
 		now = saved;                                                                       \
 		stmt;                                                                              \
 		changes++;                                                                         \
-		cr_assert(vr_domain_state_needs_save(&saved, &now, 0), "%s: not written", #stmt);  \
+		cr_assert_eq(vr_domain_state_needs_save(&saved, &now,                              \
+							VR_DOMAIN_STATE_SAVE_PERIOD_US),           \
+			     IN_TURN, "%s: not written", #stmt);                                   \
+		cr_assert_eq(vr_domain_state_needs_save(&saved, &now,                              \
+							VR_DOMAIN_STATE_SAVE_PERIOD_US - 1),       \
+			     NO, "%s: written before its period", #stmt);                          \
 	} while (0)
 	CHANGED(now.uuid[0] = 'f');
 	CHANGED(g_strlcpy(now.name, "web2", sizeof(now.name)));
@@ -226,7 +236,6 @@ Test(domain_state_save, any_counted_change_at_once)
 	CHANGED(now.reclaimed_bytes++);
 	CHANGED(now.rejected_reports++);
 	CHANGED(now.rss_start_bytes++);
-	CHANGED(now.paused = !now.paused);
 	CHANGED(now.credit_permille++);
 	CHANGED(now.trust_permille++);
 	CHANGED(now.agent_sz_applied_bytes++);
@@ -235,7 +244,20 @@ Test(domain_state_save, any_counted_change_at_once)
 	CHANGED(now.window.share_bytes++);
 	CHANGED(now.window.charged_bytes++);
 #undef CHANGED
-	cr_assert_eq(changes, 15);
+	cr_assert_eq(changes, 14);
+}
+
+/* A pause or resume goes at once, whatever else changed. */
+Test(domain_state_save, a_pause_at_once)
+{
+	const struct vr_domain_state saved = sample();
+	struct vr_domain_state now = saved;
+
+	now.paused = !saved.paused;
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, 0), NOW);
+	now.agent_uptime_ms++;
+	now.reclaimed_bytes++;
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, 0), NOW);
 }
 
 /* The uptime alone waits for VR_DOMAIN_STATE_UPTIME_PERIOD_US. */
@@ -245,14 +267,20 @@ Test(domain_state_save, uptime_alone_waits)
 	struct vr_domain_state now = saved;
 
 	now.agent_uptime_ms += 5000;
-	cr_assert_not(vr_domain_state_needs_save(&saved, &now, 5 * G_USEC_PER_SEC));
-	cr_assert_not(
-		vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_UPTIME_PERIOD_US - 1));
-	cr_assert(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_UPTIME_PERIOD_US));
-	/* With a counted change it goes at once. */
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_SAVE_PERIOD_US), NO);
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_UPTIME_PERIOD_US - 1),
+		     NO);
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_UPTIME_PERIOD_US),
+		     IN_TURN);
+	/* With a counted change it goes with the shorter period. */
 	now.agent_sz_applied_bytes += MIB;
-	cr_assert(vr_domain_state_needs_save(&saved, &now, 0));
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_SAVE_PERIOD_US),
+		     IN_TURN);
 }
+
+#undef NO
+#undef IN_TURN
+#undef NOW
 
 TestSuite(share_window, .description = "a domain's quota window");
 
