@@ -277,3 +277,14 @@ uint64_t vr_fleet_report_interval_ms(uint64_t tick_ms, unsigned int domains)
 	ms = MIN(ms, MAX(VR_FLEET_REPORT_INTERVAL_MAX_MS, tick_ms));
 	return CLAMP(ms, VR_PROTO_REPORT_INTERVAL_MIN_MS, VR_PROTO_REPORT_INTERVAL_MAX_MS);
 }
+
+unsigned int vr_fleet_status_period_ticks(uint64_t tick_ms, unsigned int domains)
+{
+	uint64_t ticks;
+
+	if (domains <= VR_FLEET_REPORTS_PER_TICK)
+		return 1;
+	ticks = vr_fleet_report_interval_ms(tick_ms, domains) / MAX(tick_ms, 1);
+
+	return (unsigned int)CLAMP(ticks, 1, G_MAXUINT);
+}

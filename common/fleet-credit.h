@@ -324,3 +324,17 @@ uint64_t vr_fleet_credit_bound_offer(uint64_t *hist_bytes, uint64_t bound_bytes)
  * (100 ms..1 h), which the agent checks again. Pure.
  */
 uint64_t vr_fleet_report_interval_ms(uint64_t tick_ms, unsigned int domains);
+
+/**
+ * vr_fleet_status_period_ticks() - every how many ticks the host reads each
+ * domain's QEMU status (its RSS) in a fleet of @domains: as often as the
+ * domain's agent reports (vr_fleet_report_interval_ms() over @tick_ms,
+ * rounded down), since what the RSS is weighed with (the agent's stats and
+ * counters, in the offer's bound and the credit) is as old. 1 (every tick)
+ * up to VR_FLEET_REPORTS_PER_TICK domains. Pure.
+ * @tick_ms:	the host's tick, ms.
+ * @domains:	the domains of the fleet.
+ *
+ * Return: ticks, >= 1.
+ */
+unsigned int vr_fleet_status_period_ticks(uint64_t tick_ms, unsigned int domains);

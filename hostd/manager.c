@@ -1737,18 +1737,35 @@ static GPtrArray *managed_domains(struct vr_manager *m)
 	return doms;
 }
 
+/* Is @d's status (the @i-th managed domain) read this tick, one in
+ * @period? At once when it was never read. */
+static gboolean status_due(const struct vr_manager *m, const struct vr_domain *d, guint i,
+			   guint period)
+{
+	return !d->rss_bytes || (m->ticks + i) % period == 0;
+}
+
 static gboolean tick(gpointer data)
 {
 	struct vr_manager *m = data;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) doms = NULL;
 	g_autoptr(GPtrArray) gone = g_ptr_array_new();
-	guint budget;
+	guint budget, status_period;
 
 	m->ticks++;
 	manager_attach_qmp_all(m);
 	doms = managed_domains(m);
-	/* acquire */
+	/* acquire: each domain's status every status_period ticks, in turn
+	 * (every tick up to 100 domains), and at once when it was never read */
+	status_period = vr_fleet_status_period_ticks(m->config->interval_ms, doms->len);
+	for (guint i = 0; i < doms->len; i++) {
+		struct vr_domain *d = g_ptr_array_index(doms, i);
+
+		if (d->status_read_set)
+			vr_read_batch_set_skip(m->reads, d->status_read,
+					       !status_due(m, d, i, status_period));
+	}
 	if (!vr_read_batch_run(m->reads, &error))
 		g_warning("cannot read procfs: %s", error->message);
 	acquire_host(m);
@@ -1759,7 +1776,7 @@ static gboolean tick(gpointer data)
 			domain_watch_pid(m, d);
 		/* libvirt says when its domains stop; a --qmp QEMU is gone when
 		 * its process is. */
-		if (!acquire_domain(m, d) && d->qmp_path)
+		if (status_due(m, d, i, status_period) && !acquire_domain(m, d) && d->qmp_path)
 			g_ptr_array_add(gone, d);
 		d->cpu_us += thread_cpu_us() - t0;
 	}

@@ -809,3 +809,24 @@ Test(fleet_report_interval, bounded)
 	cr_assert_eq(vr_fleet_report_interval_ms(7200000, UINT32_MAX),
 		     VR_PROTO_REPORT_INTERVAL_MAX_MS);
 }
+
+/* A domain's status is read as often as its agent reports. */
+Test(fleet_report_interval, status_read_as_often_as_reports)
+{
+	const struct {
+		unsigned int domains;
+		uint64_t tick_ms;
+		unsigned int want;
+	} cases[] = {
+		{ 1, 1000, 1 },	   { 100, 1000, 1 },  { 101, 1000, 2 },	  { 300, 1000, 4 },
+		{ 1000, 1000, 5 }, { 1000, 250, 16 }, { 1000, 10000, 1 }, { 1000, 0, 100 },
+		{ 10, 50, 1 },	   { 200, 50, 2 },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		unsigned int got = vr_fleet_status_period_ticks(cases[i].tick_ms, cases[i].domains);
+
+		cr_assert_eq(got, cases[i].want, "%u domains, tick %" PRIu64 " ms: %u",
+			     cases[i].domains, cases[i].tick_ms, got);
+	}
+}
