@@ -5,8 +5,8 @@
  *
  * Each fleet is one tests/integration/fake-qemu process (--fake-qemu) that
  * plays every domain: a QMP socket and an agent socket per domain, the agent
- * answering get-regions with a picture of --regions regions, reports every
- * tick. vreclaimd (--vreclaimd) gets one --qmp per domain, a config with the
+ * answering get-regions with a picture of --regions regions, reports at the
+ * interval set-policy asks (every tick up to 100 domains). vreclaimd (--vreclaimd) gets one --qmp per domain, a config with the
  * host always needing memory (watermark-metric none: shares go out, the
  * whole decide path runs) and --interval-ms. Once every domain is managed,
  * its agent connected and asked for its picture, the bench waits --warmup

@@ -326,6 +326,35 @@ gboolean vr_domain_state_parse(const char *text, gsize len, struct vr_domain_sta
 	return TRUE;
 }
 
+enum vr_domain_state_save vr_domain_state_needs_save(const struct vr_domain_state *saved,
+						     const struct vr_domain_state *now,
+						     int64_t age_us)
+{
+	if (!saved)
+		return VR_DOMAIN_STATE_SAVE_IN_TURN;
+	if (saved->paused != now->paused)
+		return VR_DOMAIN_STATE_SAVE_NOW;
+	if (strcmp(saved->uuid, now->uuid) || strcmp(saved->name, now->name) ||
+	    saved->qemu.pid != now->qemu.pid ||
+	    saved->qemu.start_time_us != now->qemu.start_time_us ||
+	    saved->reclaimed_bytes != now->reclaimed_bytes ||
+	    saved->rejected_reports != now->rejected_reports ||
+	    saved->rss_start_bytes != now->rss_start_bytes ||
+	    saved->credit_permille != now->credit_permille ||
+	    saved->trust_permille != now->trust_permille ||
+	    saved->agent_sz_applied_bytes != now->agent_sz_applied_bytes ||
+	    saved->agent_swap_cache_release_bytes != now->agent_swap_cache_release_bytes ||
+	    saved->window.start_us != now->window.start_us ||
+	    saved->window.share_bytes != now->window.share_bytes ||
+	    saved->window.charged_bytes != now->window.charged_bytes)
+		return age_us >= VR_DOMAIN_STATE_SAVE_PERIOD_US ? VR_DOMAIN_STATE_SAVE_IN_TURN :
+								  VR_DOMAIN_STATE_SAVE_NO;
+	if (saved->agent_uptime_ms != now->agent_uptime_ms &&
+	    age_us >= VR_DOMAIN_STATE_UPTIME_PERIOD_US)
+		return VR_DOMAIN_STATE_SAVE_IN_TURN;
+	return VR_DOMAIN_STATE_SAVE_NO;
+}
+
 gboolean vr_domain_state_check(const struct vr_domain_state *st, const char *uuid,
 			       const struct vr_qemu_incarnation *qemu, GError **error)
 {

@@ -7,7 +7,10 @@
 
 #include <string.h>
 
+#include <glib.h>
+
 #include "guest-bounds.h"
+#include "protocol.h"
 
 /* The fleet quota's window when the caller gives none, us. */
 #define CREDIT_DEFAULT_SHARE_WINDOW_US 1000000U
@@ -261,4 +264,27 @@ uint64_t vr_fleet_credit_bound_offer(uint64_t *hist_bytes, uint64_t bound_bytes)
 		cut += drop;
 	}
 	return cut;
+}
+
+uint64_t vr_fleet_report_interval_ms(uint64_t tick_ms, unsigned int domains)
+{
+	uint64_t ticks = 1, ms;
+
+	/* 2^26 ticks cover any unsigned int of domains. */
+	while ((uint64_t)domains > VR_FLEET_REPORTS_PER_TICK * ticks)
+		ticks *= 2;
+	ms = tick_ms > G_MAXUINT64 / ticks ? G_MAXUINT64 : tick_ms * ticks;
+	ms = MIN(ms, MAX(VR_FLEET_REPORT_INTERVAL_MAX_MS, tick_ms));
+	return CLAMP(ms, VR_PROTO_REPORT_INTERVAL_MIN_MS, VR_PROTO_REPORT_INTERVAL_MAX_MS);
+}
+
+unsigned int vr_fleet_status_period_ticks(uint64_t tick_ms, unsigned int domains)
+{
+	uint64_t ticks;
+
+	if (domains <= VR_FLEET_REPORTS_PER_TICK)
+		return 1;
+	ticks = vr_fleet_report_interval_ms(tick_ms, domains) / MAX(tick_ms, 1);
+
+	return (unsigned int)CLAMP(ticks, 1, G_MAXUINT);
 }

@@ -292,3 +292,49 @@ uint64_t vr_fleet_credit_offer_bound(uint64_t rss_bytes, bool agent_known, uint6
  * Return: the bytes cut.
  */
 uint64_t vr_fleet_credit_bound_offer(uint64_t *hist_bytes, uint64_t bound_bytes);
+
+/*
+ * The reports a fleet's agents send per tick, at most about: 100. A report
+ * is one decoded JSON line; a host of up to this many domains gets one from
+ * each every tick, a larger fleet asks its agents to report less often.
+ */
+#define VR_FLEET_REPORTS_PER_TICK 100U
+
+/*
+ * The longest report interval a fleet asks of its agents, ms: 5 s, half a
+ * credit window (VR_FLEET_CREDIT_WINDOW_US), so the credit still sees a
+ * domain's counters at least twice per window. The stats' other consumers
+ * (the guest's free memory for the offer's bound and the used fraction)
+ * move slowly; the balloon action asks for fresh stats itself each tick.
+ */
+#define VR_FLEET_REPORT_INTERVAL_MAX_MS ((uint64_t)VR_FLEET_CREDIT_WINDOW_US / 2000)
+
+/**
+ * vr_fleet_report_interval_ms() - the report interval the host asks of each
+ * agent of a fleet of @domains, ms (set-policy's report_interval_ms).
+ * @tick_ms:	the host's tick, ms (> 0).
+ * @domains:	the domains of the fleet.
+ *
+ * Every tick up to VR_FLEET_REPORTS_PER_TICK domains; beyond, every 2, 4,
+ * 8... ticks, the fewest that keep the fleet's reports per tick within
+ * VR_FLEET_REPORTS_PER_TICK (powers of two: the interval, which goes out
+ * with each agent's policy, changes only when the fleet doubles), but never
+ * beyond VR_FLEET_REPORT_INTERVAL_MAX_MS unless the tick itself is longer.
+ * Always within the protocol's VR_PROTO_REPORT_INTERVAL_MIN_MS..MAX_MS
+ * (100 ms..1 h), which the agent checks again. Pure.
+ */
+uint64_t vr_fleet_report_interval_ms(uint64_t tick_ms, unsigned int domains);
+
+/**
+ * vr_fleet_status_period_ticks() - every how many ticks the host reads each
+ * domain's QEMU status (its RSS) in a fleet of @domains: as often as the
+ * domain's agent reports (vr_fleet_report_interval_ms() over @tick_ms,
+ * rounded down), since what the RSS is weighed with (the agent's stats and
+ * counters, in the offer's bound and the credit) is as old. 1 (every tick)
+ * up to VR_FLEET_REPORTS_PER_TICK domains. Pure.
+ * @tick_ms:	the host's tick, ms.
+ * @domains:	the domains of the fleet.
+ *
+ * Return: ticks, >= 1.
+ */
+unsigned int vr_fleet_status_period_ticks(uint64_t tick_ms, unsigned int domains);

@@ -180,6 +180,14 @@ gboolean vr_access_source_agent_refresh(struct vr_access_source *src, GError **e
  */
 void vr_access_source_agent_forget(struct vr_access_source *src);
 
+/**
+ * vr_access_source_agent_picture_serial() - which picture @src (an agent
+ * source; NULL is fine) holds: a number that grows with each picture that
+ * arrives, so a consumer can keep what it computed from one until the next.
+ * Return: 0 when it holds none.
+ */
+uint64_t vr_access_source_agent_picture_serial(const struct vr_access_source *src);
+
 /** vr_access_source_agent_has_picture() - whether @src (an agent source; NULL is fine) holds a picture. */
 gboolean vr_access_source_agent_has_picture(const struct vr_access_source *src);
 

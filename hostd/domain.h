@@ -32,6 +32,28 @@
 #include "ratelimit.h"
 
 /**
+ * struct vr_domain_hist - a domain's cold histogram of its agent's picture
+ * under its pageout scheme (vr_fleet_cold_histogram()), kept while neither
+ * changes: pictures come every few ticks (pictures-per-tick), the decide
+ * step runs every tick.
+ * @valid:		whether @bytes is of the inputs below.
+ * @picture_serial:	the picture's (vr_access_source_agent_picture_serial()).
+ * @policy_generation:	the policy's (struct vr_domain @policy_generation).
+ * @memory_bytes:	the guest's memory it was checked against, bytes.
+ * @regions:		the picture's regions, for the log.
+ * @bytes:		bytes per cold score, VR_MAX_SCORE + 1, before the
+ *			used fraction and the RSS bound are applied.
+ */
+struct vr_domain_hist {
+	gboolean valid;
+	uint64_t picture_serial;
+	guint policy_generation;
+	uint64_t memory_bytes;
+	guint regions;
+	uint64_t bytes[VR_MAX_SCORE + 1];
+};
+
+/**
  * struct vr_domain - vreclaimd's state for one running domain.
  * @name, @uuid:	identity (name may change on rename; uuid does not).
  * @managed:		whether vreclaimd acts on it.
@@ -88,6 +110,8 @@
  * @rss_start_bytes, @rss_bytes, @swap_bytes: the QEMU process's resident size
  *			when first seen and now, and its swapped bytes.
  * @cold_bytes:		eligible cold bytes in the last picture.
+ * @hist:		its last picture's cold histogram, kept until the
+ *			next picture.
  * @offer_hold:		the largest offer of its recent pictures
  *			(struct vr_fleet_offer_hold): what the fleet asks of it.
  * @share_bytes:	its share of the fleet quota this window.
@@ -96,6 +120,7 @@
  * @sent_share_bytes:	the quota size of that policy (0: monitoring only).
  * @sent_generation:	@policy_generation of that policy.
  * @sent_us:		monotonic time the last policy was sent.
+ * @sent_report_interval_ms: the report interval sent with it, ms.
  * @agent_resync:	its agent restarted on the same connection (the guest
  *			rebooted): the next tick sends it the policy and the
  *			pause state again.
@@ -116,7 +141,9 @@
  *			vreclaimd last saw them (restored): the first stats
  *			count from there, or whole when the agent restarted
  *			meanwhile (vr_agent_stats_went_back()).
- * @state_saved:	the text of its state file as last written; owned.
+ * @state_saved:	its state as last written to its file, NULL before the
+ *			first write; owned.
+ * @state_saved_us:	when that was, monotonic us.
  * @last_error:		the last thing that went wrong; owned.
  * @last_error_is_wait:	@last_error is a wait (vr_domain_wait()), not a
  *			failure: vr_domain_end_wait() clears it.
@@ -151,11 +178,13 @@ struct vr_domain {
 	uint64_t rss_bytes;
 	uint64_t swap_bytes;
 	uint64_t cold_bytes;
+	struct vr_domain_hist hist;
 	struct vr_fleet_offer_hold offer_hold;
 	uint64_t share_bytes;
 	gboolean policy_sent;
 	uint64_t sent_share_bytes;
 	gint64 sent_us;
+	uint64_t sent_report_interval_ms;
 	guint sent_generation;
 	gboolean agent_resync;
 	gboolean agent_paused;
@@ -169,7 +198,8 @@ struct vr_domain {
 	gboolean restored;
 	gboolean has_stats_base;
 	struct vr_agent_stats stats_base;
-	char *state_saved;
+	struct vr_domain_state *state_saved;
+	int64_t state_saved_us;
 	char *last_error;
 	gboolean last_error_is_wait;
 	/* private: */

@@ -55,9 +55,11 @@
  * (monitor-worker.h). */
 #define VR_MANAGER_QMP_TIMEOUT_MS 2000
 
-/* A domain's state file is written at most this often, us, and only when it
- * changed; at a clean exit too (hostd/state-dir.h). */
-#define VR_MANAGER_STATE_SAVE_PERIOD_US (5 * G_USEC_PER_SEC)
+/* State files written per tick at most (vr_domain_state_needs_save()'s "in
+ * turn"; a pause or resume goes at once): each is a file created and
+ * renamed. Up to 100 domains that change every 5 s this is never reached;
+ * 1000 changing domains are each written every 50 s or so. */
+#define VR_MANAGER_STATE_SAVES_PER_TICK 20U
 
 /* G_DEFINE_QUARK's name has dashes: clang-format would split them. */
 /* clang-format off */
@@ -111,7 +113,7 @@ struct vr_manager {
 	struct vr_metrics_server *metrics;
 
 	guint tick_source;
-	gint64 state_saved_us;	   /* the last save of the domains' states */
+	guint state_cursor;	   /* the domain (by name) whose turn to save is next */
 	gboolean state_dir_failed; /* its last error was logged */
 	uint64_t ticks;
 	/* This tick: refresh a domain's picture every picture_period ticks,
@@ -119,6 +121,9 @@ struct vr_manager {
 	 * config's pictures-per-tick). */
 	guint picture_period;
 	guint act_index;
+	/* This tick: the report interval asked of the agents, ms, by the
+	 * fleet's size (vr_fleet_report_interval_ms()). */
+	uint64_t report_interval_ms;
 	uint64_t reloads;
 	gint64 started_us;
 };
@@ -345,21 +350,14 @@ static void domain_restore_state(struct vr_manager *m, struct vr_domain *d)
 		  d->window_hold_until_us ? ", its share of the current quota window granted" : "");
 }
 
-/* Write @d's state file when it changed since the last write. */
-static void domain_save_state(struct vr_manager *m, struct vr_domain *d)
+/* Write @d's state file as @st (at @now_us). */
+static void domain_save_state(struct vr_manager *m, struct vr_domain *d,
+			      const struct vr_domain_state *st, gint64 now_us)
 {
 	g_autoptr(GError) error = NULL;
-	struct vr_domain_state st;
-	g_autofree char *text = NULL;
 
-	if (!d->qemu_known || !d->managed)
-		return;
-	vr_domain_state_fill(d, &st);
-	text = vr_domain_state_to_text(&st);
-	if (!g_strcmp0(text, d->state_saved))
-		return;
 	if (!vr_state_dir_prepare(m->config->state_dir, &error) ||
-	    !vr_state_dir_save(m->config->state_dir, &st, &error)) {
+	    !vr_state_dir_save(m->config->state_dir, st, &error)) {
 		if (!m->state_dir_failed)
 			g_warning("%s: cannot save its state (vreclaimd keeps going; a restart "
 				  "starts its statistics afresh): %s",
@@ -369,23 +367,46 @@ static void domain_save_state(struct vr_manager *m, struct vr_domain *d)
 	}
 	m->state_dir_failed = FALSE;
 	g_free(d->state_saved);
-	d->state_saved = g_steal_pointer(&text);
+	d->state_saved = g_memdup2(st, sizeof(*st));
+	d->state_saved_us = now_us;
 }
 
-/* Save every domain's state: at most every VR_MANAGER_STATE_SAVE_PERIOD_US,
- * or now (@force: at exit). */
-static void manager_save_states(struct vr_manager *m, gboolean force)
+/*
+ * Write the state files of @doms (the managed domains, by name) that
+ * changed (vr_domain_state_needs_save()): a pause or resume at once, the
+ * others in turn, at most VR_MANAGER_STATE_SAVES_PER_TICK a tick, from where
+ * the last tick's ran out. @force (a clean exit): every one that differs.
+ */
+static void manager_save_states(struct vr_manager *m, GPtrArray *doms, gboolean force)
 {
 	gint64 now = g_get_monotonic_time();
-	GHashTableIter it;
-	gpointer value;
+	guint budget = VR_MANAGER_STATE_SAVES_PER_TICK;
+	guint n = doms->len, start = n ? m->state_cursor % n : 0;
+	gboolean cursor_set = FALSE;
 
-	if (!force && now - m->state_saved_us < VR_MANAGER_STATE_SAVE_PERIOD_US)
-		return;
-	m->state_saved_us = now;
-	g_hash_table_iter_init(&it, m->domains);
-	while (g_hash_table_iter_next(&it, NULL, &value))
-		domain_save_state(m, value);
+	for (guint k = 0; k < n; k++) {
+		guint i = (start + k) % n;
+		struct vr_domain *d = g_ptr_array_index(doms, i);
+		struct vr_domain_state st;
+		enum vr_domain_state_save save;
+
+		if (!d->qemu_known || !d->managed)
+			continue;
+		vr_domain_state_fill(d, &st);
+		save = vr_domain_state_needs_save(d->state_saved, &st,
+						  force ? G_MAXINT64 : now - d->state_saved_us);
+		if (save == VR_DOMAIN_STATE_SAVE_NO)
+			continue;
+		if (save == VR_DOMAIN_STATE_SAVE_IN_TURN && !force && !budget) {
+			if (!cursor_set)
+				m->state_cursor = i; /* first in line next tick */
+			cursor_set = TRUE;
+			continue;
+		}
+		if (save == VR_DOMAIN_STATE_SAVE_IN_TURN && budget)
+			budget--;
+		domain_save_state(m, d, &st, now);
+	}
 }
 
 /* ---- domains from libvirt -------------------------------------------------- */
@@ -1206,31 +1227,49 @@ static const struct vr_scheme *domain_pageout_scheme(const struct vr_domain *d)
  */
 static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *fd)
 {
-	g_autoptr(GError) error = NULL;
-	g_auto(vr_proto_regions) picture = { 0 };
 	const struct vr_scheme *s = domain_pageout_scheme(d);
-	uint64_t eligible = 0, cut;
+	struct vr_domain_hist *h = &d->hist;
+	uint64_t eligible = 0, cut, serial;
 	double used = 1.0;
 
 	if (!s || !d->source || !vr_agent_session_is_up(d->session))
 		return FALSE;
-	if (!vr_access_source_get_regions(d->source, &picture, &error)) {
-		if (!g_error_matches(error, VR_ACCESS_SOURCE_ERROR, VR_ACCESS_SOURCE_ERROR_STATE)) {
-			g_warning("%s: %s", d->name, error->message);
-			vr_domain_set_error(d, error->message);
+	/* The histogram of a picture is computed once: pictures come every
+	 * few ticks (pictures-per-tick), this runs every tick. */
+	serial = vr_access_source_agent_picture_serial(d->source);
+	if (!serial || !h->valid || h->picture_serial != serial ||
+	    h->policy_generation != d->policy_generation ||
+	    h->memory_bytes != d->info.memory_bytes) {
+		g_autoptr(GError) error = NULL;
+		g_auto(vr_proto_regions) picture = { 0 };
+
+		h->valid = FALSE;
+		if (!vr_access_source_get_regions(d->source, &picture, &error)) {
+			if (!g_error_matches(error, VR_ACCESS_SOURCE_ERROR,
+					     VR_ACCESS_SOURCE_ERROR_STATE)) {
+				g_warning("%s: %s", d->name, error->message);
+				vr_domain_set_error(d, error->message);
+			}
+			return FALSE;
 		}
-		return FALSE;
+		if (!vr_fleet_cold_histogram(picture.regions, picture.sample_interval_us,
+					     picture.aggr_interval_us, s, d->info.memory_bytes,
+					     h->bytes, &error)) {
+			g_autofree char *msg = g_strdup_printf("%s picture refused: %s",
+							       vr_access_source_name(d->source),
+							       error->message);
+			vr_domain_reject(d, g_get_monotonic_time(), msg); /* rate-limited */
+			vr_domain_set_error(d, msg);
+			vr_access_source_agent_forget(d->source);
+			return FALSE;
+		}
+		h->valid = TRUE;
+		h->picture_serial = serial;
+		h->policy_generation = d->policy_generation;
+		h->memory_bytes = d->info.memory_bytes;
+		h->regions = picture.regions ? picture.regions->len : 0;
 	}
-	if (!vr_fleet_cold_histogram(picture.regions, picture.sample_interval_us,
-				     picture.aggr_interval_us, s, d->info.memory_bytes,
-				     fd->hist_bytes, &error)) {
-		g_autofree char *msg = g_strdup_printf(
-			"%s picture refused: %s", vr_access_source_name(d->source), error->message);
-		vr_domain_reject(d, g_get_monotonic_time(), msg); /* rate-limited */
-		vr_domain_set_error(d, msg);
-		vr_access_source_agent_forget(d->source);
-		return FALSE;
-	}
+	memcpy(fd->hist_bytes, h->bytes, sizeof(fd->hist_bytes));
 	if (d->has_stats && d->stats.mem_total_bytes > 0)
 		used = (double)(d->stats.mem_total_bytes - d->stats.mem_free_bytes) /
 		       (double)d->stats.mem_total_bytes;
@@ -1252,8 +1291,7 @@ static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *
 		" bytes cold enough, %" G_GUINT64_FORMAT
 		" of them counted (%.0f%% of the guest is in use; %" G_GUINT64_FORMAT
 		" beyond what its RSS can give)",
-		d->name, picture.regions ? picture.regions->len : 0, eligible, d->cold_bytes,
-		used * 100, cut);
+		d->name, h->regions, eligible, d->cold_bytes, used * 100, cut);
 	return TRUE;
 }
 
@@ -1446,15 +1484,14 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 	gboolean window_hold = d->window_hold_until_us && d->share_bytes > 0;
 	if (!window_hold &&
 	    (!d->policy_sent || d->agent_resync || d->sent_generation != d->policy_generation ||
+	     d->sent_report_interval_ms != m->report_interval_ms ||
 	     (!hold && share_changed(d->sent_share_bytes, d->share_bytes)))) {
 		g_auto(vr_proto_request) req = { .command = VR_PROTO_SET_POLICY };
 		struct call_ctx *c = call_ctx_new(m, d, VR_PROTO_SET_POLICY);
 		req.set_policy.policy = vr_domain_agent_policy(
 			d, d->share_bytes, m->config->fleet_quota_reset_interval_ms);
 		req.set_policy.has_report_interval = TRUE;
-		req.set_policy.report_interval_ms = CLAMP(m->config->interval_ms,
-							  VR_PROTO_REPORT_INTERVAL_MIN_MS,
-							  VR_PROTO_REPORT_INTERVAL_MAX_MS);
+		req.set_policy.report_interval_ms = m->report_interval_ms;
 		c->share_bytes = d->share_bytes;
 		if (!d->policy_sent || (d->sent_share_bytes == 0) != (d->share_bytes == 0)) {
 			if (d->share_bytes)
@@ -1473,6 +1510,7 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 		d->sent_us = now;
 		d->sent_share_bytes = d->share_bytes;
 		d->sent_generation = d->policy_generation;
+		d->sent_report_interval_ms = m->report_interval_ms;
 		domain_call(m, d, &req, c);
 	}
 	agent_set_paused(m, d, d->user_paused);
@@ -1698,18 +1736,35 @@ static GPtrArray *managed_domains(struct vr_manager *m)
 	return doms;
 }
 
+/* Is @d's status (the @i-th managed domain) read this tick, one in
+ * @period? At once when it was never read. */
+static gboolean status_due(const struct vr_manager *m, const struct vr_domain *d, guint i,
+			   guint period)
+{
+	return !d->rss_bytes || (m->ticks + i) % period == 0;
+}
+
 static gboolean tick(gpointer data)
 {
 	struct vr_manager *m = data;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) doms = NULL;
 	g_autoptr(GPtrArray) gone = g_ptr_array_new();
-	guint budget;
+	guint budget, status_period;
 
 	m->ticks++;
 	manager_attach_qmp_all(m);
 	doms = managed_domains(m);
-	/* acquire */
+	/* acquire: each domain's status every status_period ticks, in turn
+	 * (every tick up to 100 domains), and at once when it was never read */
+	status_period = vr_fleet_status_period_ticks(m->config->interval_ms, doms->len);
+	for (guint i = 0; i < doms->len; i++) {
+		struct vr_domain *d = g_ptr_array_index(doms, i);
+
+		if (d->status_read_set)
+			vr_read_batch_set_skip(m->reads, d->status_read,
+					       !status_due(m, d, i, status_period));
+	}
 	if (!vr_read_batch_run(m->reads, &error))
 		g_warning("cannot read procfs: %s", error->message);
 	acquire_host(m);
@@ -1720,7 +1775,7 @@ static gboolean tick(gpointer data)
 			domain_watch_pid(m, d);
 		/* libvirt says when its domains stop; a --qmp QEMU is gone when
 		 * its process is. */
-		if (!acquire_domain(m, d) && d->qmp_path)
+		if (status_due(m, d, i, status_period) && !acquire_domain(m, d) && d->qmp_path)
 			g_ptr_array_add(gone, d);
 		d->cpu_us += thread_cpu_us() - t0;
 	}
@@ -1733,6 +1788,7 @@ static gboolean tick(gpointer data)
 	/* act */
 	budget = MAX(m->config->fleet_pictures_per_tick, 1);
 	m->picture_period = MAX(1, (doms->len + budget - 1) / budget);
+	m->report_interval_ms = vr_fleet_report_interval_ms(m->config->interval_ms, doms->len);
 	for (guint i = 0; i < doms->len; i++) {
 		struct vr_domain *d = g_ptr_array_index(doms, i);
 		uint64_t t0 = thread_cpu_us();
@@ -1740,7 +1796,7 @@ static gboolean tick(gpointer data)
 		act_domain(m, d);
 		d->cpu_us += thread_cpu_us() - t0;
 	}
-	manager_save_states(m, FALSE);
+	manager_save_states(m, doms, FALSE);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -2182,7 +2238,9 @@ void vr_manager_free(struct vr_manager *m)
 	if (m->tick_source)
 		g_source_remove(m->tick_source);
 	if (m->domains) {
-		manager_save_states(m, TRUE); /* a clean exit: the latest */
+		g_autoptr(GPtrArray) doms = managed_domains(m);
+
+		manager_save_states(m, doms, TRUE); /* a clean exit: the latest */
 		g_hash_table_destroy(m->domains);
 	}
 	g_clear_pointer(&m->lv, vr_libvirt_free);

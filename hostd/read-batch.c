@@ -39,6 +39,7 @@ G_DEFINE_QUARK(vr-read-batch-error-quark, vr_read_batch_error)
  * @len:	bytes of @buf that hold the text when @error is NULL.
  * @error:	why the last run (or the last open) gave no text; NULL when
  *		@buf holds it.
+ * @skip:	left out of the runs (vr_read_batch_set_skip()).
  */
 struct batch_file {
 	guint id;
@@ -47,6 +48,7 @@ struct batch_file {
 	char *buf;
 	gsize len;
 	GError *error;
+	gboolean skip;
 };
 
 /**
@@ -284,7 +286,7 @@ static void run_pread(struct vr_read_batch *b)
 		struct batch_file *f = v;
 		ssize_t n;
 
-		if (f->fd < 0)
+		if (f->fd < 0 || f->skip)
 			continue;
 		do {
 			n = pread(f->fd, f->buf, READ_SIZE_BYTES, 0);
@@ -311,7 +313,7 @@ static gboolean run_uring(struct vr_read_batch *b, GError **error)
 		struct batch_file *f = v;
 		struct io_uring_sqe *sqe;
 
-		if (f->fd < 0)
+		if (f->fd < 0 || f->skip)
 			continue;
 		/* ring_fit() made the ring as big as the batch */
 		sqe = io_uring_get_sqe(&b->ring);
@@ -349,6 +351,16 @@ static gboolean run_uring(struct vr_read_batch *b, GError **error)
 			return FALSE;
 		}
 	}
+	return TRUE;
+}
+
+gboolean vr_read_batch_set_skip(struct vr_read_batch *b, guint id, gboolean skip)
+{
+	struct batch_file *f = lookup(b, id);
+
+	if (!f)
+		return FALSE;
+	f->skip = skip;
 	return TRUE;
 }
 

@@ -128,7 +128,16 @@ gboolean vr_read_batch_remove(struct vr_read_batch *b, guint id);
 gboolean vr_read_batch_reopen(struct vr_read_batch *b, guint id, GError **error);
 
 /**
- * vr_read_batch_run() - read every file of @b again. A file that fails
+ * vr_read_batch_set_skip() - leave file @id out of the runs from now on
+ * (@skip) or read it again (the default): a skipped file keeps the text (or
+ * the error) of the last run that read it. For files whose reader needs
+ * them less often than every run.
+ * Return: FALSE when @b has no file @id.
+ */
+gboolean vr_read_batch_set_skip(struct vr_read_batch *b, guint id, gboolean skip);
+
+/**
+ * vr_read_batch_run() - read every file of @b again (but the skipped ones). A file that fails
  * (its process gone, too long, an I/O error) gets its own error and the
  * others are still read. With io_uring: one submit for the whole batch.
  * Return: FALSE with @error (VR_READ_BATCH_ERROR_URING) only when io_uring

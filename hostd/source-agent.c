@@ -23,6 +23,7 @@ struct source_agent {
 	gboolean pending; /* a get-regions is under way */
 	struct vr_proto_regions picture;
 	gboolean has_picture;
+	uint64_t picture_serial; /* bumped by each picture that arrives */
 	char *last_error;
 };
 
@@ -70,6 +71,7 @@ static void on_regions(struct vr_agent_session *s, struct vr_proto_message *repl
 		sa->picture = reply->regions;
 		memset(&reply->regions, 0, sizeof(reply->regions));
 		sa->has_picture = TRUE;
+		sa->picture_serial++;
 	}
 	source_agent_unref(sa);
 }
@@ -195,4 +197,11 @@ gboolean vr_access_source_agent_has_picture(const struct vr_access_source *src)
 	const struct source_agent *sa = agent_priv((struct vr_access_source *)src);
 
 	return sa && sa->has_picture;
+}
+
+uint64_t vr_access_source_agent_picture_serial(const struct vr_access_source *src)
+{
+	const struct source_agent *sa = agent_priv((struct vr_access_source *)src);
+
+	return sa && sa->has_picture ? sa->picture_serial : 0;
 }

@@ -2,9 +2,11 @@
 /*
  * vreclaimd's state folder ([daemon] state-dir): one file per domain,
  * <uuid>.state, holding what common/domain-state.h describes. Written
- * atomically (a temporary file in the folder, fsync, rename, fsync of the
- * folder), so a crash at any point leaves the old file or the new one, never
- * half of one; read with a size bound and parsed strictly.
+ * atomically (a temporary file in the folder, renamed over the old one), so
+ * a vreclaimd that dies at any point leaves the old file or the new one,
+ * never half of one; not fsynced (a host crash ends the QEMU processes the
+ * files are bound to: none would be applied after it). Read with a size
+ * bound and parsed strictly.
  */
 #pragma once
 

@@ -69,7 +69,8 @@
 #define CALL_TIMEOUT_MS 5000
 /* The daemon's tick, ms. */
 #define INTERVAL_MS 200
-/* The state is saved every 5 s (VR_MANAGER_STATE_SAVE_PERIOD_US), ms. */
+/* A changed state is saved 5 s after the last save at most
+ * (VR_DOMAIN_STATE_SAVE_PERIOD_US), ms. */
 #define SAVE_PERIOD_MS 5000
 
 #define FAKE_NAME "restart-me"

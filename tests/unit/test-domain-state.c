@@ -199,6 +199,89 @@ Test(domain_state_text, check_incarnation)
 	cr_assert(g_error_matches(e3, VR_DOMAIN_STATE_ERROR, VR_DOMAIN_STATE_ERROR_FOREIGN));
 }
 
+TestSuite(domain_state_save, .description = "when a domain's state file is written again");
+
+#define NO	VR_DOMAIN_STATE_SAVE_NO
+#define IN_TURN VR_DOMAIN_STATE_SAVE_IN_TURN
+#define NOW	VR_DOMAIN_STATE_SAVE_NOW
+
+/* Each member but the uptime and the pause, changed by one, is written in
+ * turn once the file is VR_DOMAIN_STATE_SAVE_PERIOD_US old. */
+Test(domain_state_save, a_counted_change_in_turn)
+{
+	const struct vr_domain_state saved = sample();
+	struct vr_domain_state now;
+	guint changes = 0;
+
+	cr_assert_eq(vr_domain_state_needs_save(NULL, &saved, 0), IN_TURN, "no file yet");
+	now = saved;
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, G_MAXINT64), NO,
+		     "an unchanged state is never written again");
+#define CHANGED(stmt)                                                                              \
+	do {                                                                                       \
+		now = saved;                                                                       \
+		stmt;                                                                              \
+		changes++;                                                                         \
+		cr_assert_eq(vr_domain_state_needs_save(&saved, &now,                              \
+							VR_DOMAIN_STATE_SAVE_PERIOD_US),           \
+			     IN_TURN, "%s: not written", #stmt);                                   \
+		cr_assert_eq(vr_domain_state_needs_save(&saved, &now,                              \
+							VR_DOMAIN_STATE_SAVE_PERIOD_US - 1),       \
+			     NO, "%s: written before its period", #stmt);                          \
+	} while (0)
+	CHANGED(now.uuid[0] = 'f');
+	CHANGED(g_strlcpy(now.name, "web2", sizeof(now.name)));
+	CHANGED(now.qemu.pid++);
+	CHANGED(now.qemu.start_time_us++);
+	CHANGED(now.reclaimed_bytes++);
+	CHANGED(now.rejected_reports++);
+	CHANGED(now.rss_start_bytes++);
+	CHANGED(now.credit_permille++);
+	CHANGED(now.trust_permille++);
+	CHANGED(now.agent_sz_applied_bytes++);
+	CHANGED(now.agent_swap_cache_release_bytes++);
+	CHANGED(now.window.start_us++);
+	CHANGED(now.window.share_bytes++);
+	CHANGED(now.window.charged_bytes++);
+#undef CHANGED
+	cr_assert_eq(changes, 14);
+}
+
+/* A pause or resume goes at once, whatever else changed. */
+Test(domain_state_save, a_pause_at_once)
+{
+	const struct vr_domain_state saved = sample();
+	struct vr_domain_state now = saved;
+
+	now.paused = !saved.paused;
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, 0), NOW);
+	now.agent_uptime_ms++;
+	now.reclaimed_bytes++;
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, 0), NOW);
+}
+
+/* The uptime alone waits for VR_DOMAIN_STATE_UPTIME_PERIOD_US. */
+Test(domain_state_save, uptime_alone_waits)
+{
+	const struct vr_domain_state saved = sample();
+	struct vr_domain_state now = saved;
+
+	now.agent_uptime_ms += 5000;
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_SAVE_PERIOD_US), NO);
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_UPTIME_PERIOD_US - 1),
+		     NO);
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_UPTIME_PERIOD_US),
+		     IN_TURN);
+	/* With a counted change it goes with the shorter period. */
+	now.agent_sz_applied_bytes += MIB;
+	cr_assert_eq(vr_domain_state_needs_save(&saved, &now, VR_DOMAIN_STATE_SAVE_PERIOD_US),
+		     IN_TURN);
+}
+
+#undef NO
+#undef IN_TURN
+#undef NOW
+
 TestSuite(share_window, .description = "a domain's quota window");
 
 Test(share_window, roll_open_charge)

@@ -12,11 +12,13 @@
 #include <criterion/criterion.h>
 
 #include <glib.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "fleet-credit.h"
 #include "fleet-quota.h"
+#include "protocol.h"
 
 #define MIB (1ULL << 20)
 #define GIB (1ULL << 30)
@@ -750,4 +752,81 @@ Test(fleet_distribute_credit, an_honest_slow_guest_keeps_its_place_in_line)
 			     shares[1]);
 	}
 	cr_assert_geq(credit[0].judgements, 7);
+}
+
+TestSuite(fleet_report_interval, .description = "vr_fleet_report_interval_ms()");
+
+/* A report per domain every tick up to VR_FLEET_REPORTS_PER_TICK domains. */
+Test(fleet_report_interval, a_small_fleet_reports_every_tick)
+{
+	const unsigned int sizes[] = { 0, 1, 10, 100 };
+
+	for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+		cr_assert_eq(vr_fleet_report_interval_ms(1000, sizes[i]), 1000, "%u domains",
+			     sizes[i]);
+		cr_assert_eq(vr_fleet_report_interval_ms(250, sizes[i]), 250, "%u domains",
+			     sizes[i]);
+	}
+	cr_assert_eq(VR_FLEET_REPORTS_PER_TICK, 100);
+}
+
+/* Beyond, the fewest doubled ticks that keep the reports per tick within
+ * the budget, up to the cap. */
+Test(fleet_report_interval, a_large_fleet_reports_less_often)
+{
+	const struct {
+		unsigned int domains;
+		uint64_t tick_ms, want_ms;
+	} cases[] = {
+		{ 101, 1000, 2000 },	{ 200, 1000, 2000 }, { 201, 1000, 4000 },
+		{ 400, 1000, 4000 },	{ 401, 1000, 5000 }, { 1000, 1000, 5000 },
+		{ 100000, 1000, 5000 }, { 1000, 250, 4000 }, { 1000, 500, 5000 },
+		{ 300, 100, 400 },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		uint64_t got = vr_fleet_report_interval_ms(cases[i].tick_ms, cases[i].domains);
+
+		cr_assert_eq(got, cases[i].want_ms, "%u domains, tick %" PRIu64 " ms: %" PRIu64,
+			     cases[i].domains, cases[i].tick_ms, got);
+		/* The budget holds, or the cap was hit. */
+		cr_assert(got >= VR_FLEET_REPORT_INTERVAL_MAX_MS ||
+				  (uint64_t)cases[i].domains * cases[i].tick_ms <=
+					  (uint64_t)VR_FLEET_REPORTS_PER_TICK * got,
+			  "%u domains: %" PRIu64 " ms", cases[i].domains, got);
+	}
+	cr_assert_eq(VR_FLEET_REPORT_INTERVAL_MAX_MS, 5000);
+}
+
+/* Never shorter than the tick, always within what the protocol allows. */
+Test(fleet_report_interval, bounded)
+{
+	cr_assert_eq(vr_fleet_report_interval_ms(10000, 1000), 10000, "a long tick stays");
+	cr_assert_eq(vr_fleet_report_interval_ms(50, 1), VR_PROTO_REPORT_INTERVAL_MIN_MS);
+	cr_assert_eq(vr_fleet_report_interval_ms(0, 1), VR_PROTO_REPORT_INTERVAL_MIN_MS);
+	cr_assert_eq(vr_fleet_report_interval_ms(G_MAXUINT64, 5000),
+		     VR_PROTO_REPORT_INTERVAL_MAX_MS);
+	cr_assert_eq(vr_fleet_report_interval_ms(7200000, UINT32_MAX),
+		     VR_PROTO_REPORT_INTERVAL_MAX_MS);
+}
+
+/* A domain's status is read as often as its agent reports. */
+Test(fleet_report_interval, status_read_as_often_as_reports)
+{
+	const struct {
+		unsigned int domains;
+		uint64_t tick_ms;
+		unsigned int want;
+	} cases[] = {
+		{ 1, 1000, 1 },	   { 100, 1000, 1 },  { 101, 1000, 2 },	  { 300, 1000, 4 },
+		{ 1000, 1000, 5 }, { 1000, 250, 16 }, { 1000, 10000, 1 }, { 1000, 0, 100 },
+		{ 10, 50, 1 },	   { 200, 50, 2 },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		unsigned int got = vr_fleet_status_period_ticks(cases[i].tick_ms, cases[i].domains);
+
+		cr_assert_eq(got, cases[i].want, "%u domains, tick %" PRIu64 " ms: %u",
+			     cases[i].domains, cases[i].tick_ms, got);
+	}
 }

@@ -189,6 +189,37 @@ ParameterizedTest(struct mode *m, read_batch, rereads_changed_files)
 	expect_text(b, a, "short", "a, unchanged");
 }
 
+ParameterizedTestParameters(read_batch, skipped_file_keeps_its_text)
+{
+	return cr_make_param_array(struct mode, modes, G_N_ELEMENTS(modes));
+}
+
+/* A skipped file is not read and keeps its last text; unskipped, it is read
+ * again. */
+ParameterizedTest(struct mode *m, read_batch, skipped_file_keeps_its_text)
+{
+	g_autoptr(vr_read_batch) b = batch_new(m);
+	g_autofree char *pa = tmp_path("a");
+	g_autofree char *pb = tmp_path("b");
+	guint a, bb;
+
+	tree_put(tmp, "a", "a1");
+	tree_put(tmp, "b", "b1");
+	a = add_ok(b, pa);
+	bb = add_ok(b, pb);
+	run_ok(b, "first run");
+	cr_assert(vr_read_batch_set_skip(b, a, TRUE), "%s: skip a", m->name);
+	cr_assert_not(vr_read_batch_set_skip(b, a + bb + 1, TRUE), "%s: no such file", m->name);
+	rewrite(pa, "a2");
+	rewrite(pb, "b2");
+	run_ok(b, "a skipped");
+	expect_text(b, a, "a1", "a, skipped: its last text");
+	expect_text(b, bb, "b2", "b, read");
+	cr_assert(vr_read_batch_set_skip(b, a, FALSE), "%s: read a again", m->name);
+	run_ok(b, "a read again");
+	expect_text(b, a, "a2", "a, read again");
+}
+
 ParameterizedTestParameters(read_batch, too_long_file_fails_alone)
 {
 	return cr_make_param_array(struct mode, modes, G_N_ELEMENTS(modes));

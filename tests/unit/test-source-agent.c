@@ -577,6 +577,35 @@ Test(agent_source, later_picture_replaces_the_earlier)
 	end_test();
 }
 
+/* Each picture that arrives has a new serial (what the daemon keeps its
+ * histogram by); none without a picture. */
+Test(agent_source, each_picture_has_a_new_serial)
+{
+	uint64_t first, second;
+
+	src = agent_source_new(CALL_TIMEOUT_MS);
+	start_ok(src);
+	cr_assert_eq(vr_access_source_agent_picture_serial(src), 0, "no picture: serial 0");
+	cr_assert_eq(vr_access_source_agent_picture_serial(NULL), 0, "NULL: serial 0");
+	fake_set_picture(5000, 100000, picture_a, G_N_ELEMENTS(picture_a));
+	refresh_and_wait(src, "picture a");
+	first = vr_access_source_agent_picture_serial(src);
+	cr_assert_neq(first, 0, "a picture has a serial");
+	expect_picture(src, 5000, 100000, picture_a, G_N_ELEMENTS(picture_a), "picture a");
+	cr_assert_eq(vr_access_source_agent_picture_serial(src), first,
+		     "reading the picture does not change its serial");
+	/* The same picture again is a new arrival. */
+	refresh_and_wait(src, "picture a again");
+	second = vr_access_source_agent_picture_serial(src);
+	cr_assert_gt(second, first, "a new picture, a new serial");
+	vr_access_source_agent_forget(src);
+	cr_assert_eq(vr_access_source_agent_picture_serial(src), 0, "forgotten: serial 0");
+	refresh_and_wait(src, "after forget");
+	cr_assert_gt(vr_access_source_agent_picture_serial(src), second,
+		     "the next picture after a forget has a serial never seen");
+	end_test();
+}
+
 static struct {
 	guint warnings;
 	bool named;
