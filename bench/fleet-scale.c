@@ -379,7 +379,7 @@ static gboolean run_fleet(const struct options *opt, guint n, struct result *res
 	/* The fake writes its counters every second: the window is read at
 	 * fresh ones. */
 	g_usleep(1100 * 1000);
-	regions0 = fake_stat(&f, "agent:get-regions");
+	regions0 = (fake_stat(&f, "agent:get-regions") + fake_stat(&f, "agent:get-cold-histogram"));
 	ticks0 = daemon_ticks(&f);
 	w0 = g_get_monotonic_time();
 	if (!proc_cpu(f.daemon, &cpu0, &threads, error) ||
@@ -393,7 +393,7 @@ static gboolean run_fleet(const struct options *opt, guint n, struct result *res
 	ticks1 = daemon_ticks(&f);
 	res->rss_kib = proc_rss_kib(f.daemon);
 	g_usleep(1100 * 1000);
-	regions1 = fake_stat(&f, "agent:get-regions");
+	regions1 = (fake_stat(&f, "agent:get-regions") + fake_stat(&f, "agent:get-cold-histogram"));
 	res->window_s = (double)(w1 - w0) / G_USEC_PER_SEC;
 	res->cpu_s = cpu1 - cpu0;
 	res->cpu_pct = res->cpu_s / res->window_s * 100;

@@ -107,6 +107,13 @@ static guint count(guint i, const char *command)
 	return n;
 }
 
+/* The pictures domain @i's agent sent: get-regions, or get-cold-histogram
+ * (fake-qemu's agent has that capability). */
+static guint pictures(guint i)
+{
+	return count(i, "agent:get-regions") + count(i, "agent:get-cold-histogram");
+}
+
 static void start_fake(void)
 {
 	g_autofree char *fleet = g_build_filename(dir, "fleet", NULL);
@@ -220,7 +227,7 @@ static guint least_regions(guint *which)
 	guint least = G_MAXUINT;
 
 	for (guint i = 0; i < FLEET_SIZE; i++) {
-		guint n = count(i, "agent:get-regions");
+		guint n = pictures(i);
 
 		if (n < least) {
 			least = n;
@@ -268,7 +275,7 @@ Test(qmp_fleet, every_domain_served)
 		cr_assert_eq(count(i, "qmp_capabilities"), 1,
 			     "expected one QMP connection for %s, got %u", name,
 			     count(i, "qmp_capabilities"));
-		before[i] = count(i, "agent:get-regions");
+		before[i] = pictures(i);
 	}
 
 	/* Served every tick while the test watches: each domain's pictures go
@@ -276,7 +283,7 @@ Test(qmp_fleet, every_domain_served)
 	g_usleep(WATCH_MS * 1000);
 	for (guint i = 0; i < FLEET_SIZE; i++) {
 		g_autofree char *name = domain_name(i);
-		guint got = count(i, "agent:get-regions") - before[i];
+		guint got = pictures(i) - before[i];
 
 		cr_assert_geq(got, WATCH_MS / INTERVAL_MS / 2,
 			      "expected %s asked for its picture about every %d ms, it got %u "
@@ -312,11 +319,11 @@ Test(qmp_fleet, pictures_in_turn)
 		g_usleep(POLL_US);
 	}
 	for (guint i = 0; i < FLEET_SIZE; i++)
-		before[i] = count(i, "agent:get-regions");
+		before[i] = pictures(i);
 	g_usleep(WATCH_MS * 1000);
 	for (guint i = 0; i < FLEET_SIZE; i++) {
 		g_autofree char *name = domain_name(i);
-		guint got = count(i, "agent:get-regions") - before[i];
+		guint got = pictures(i) - before[i];
 
 		cr_assert_geq(
 			got, 1,
@@ -361,7 +368,7 @@ Test(qmp_fleet, too_few_file_descriptors_said_at_start)
 		guint served_any = 0;
 
 		for (guint i = 0; i < FLEET_SIZE; i++)
-			served_any += count(i, "agent:get-regions") > 0;
+			served_any += pictures(i) > 0;
 		if (served_any)
 			break;
 		cr_assert(g_get_monotonic_time() < deadline,
