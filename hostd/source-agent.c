@@ -35,10 +35,12 @@ struct source_agent {
 	char *last_error;
 };
 
-/* The state of one call: the source's state (a reference) and its generation. */
+/* The state of one call: the source's state (a reference), its generation
+ * and its command (get-regions or get-cold-histogram). */
 struct agent_call {
 	struct source_agent *sa;
 	guint generation;
+	enum vr_proto_command command;
 };
 
 static void source_agent_unref(struct source_agent *sa)
@@ -74,11 +76,8 @@ static void on_regions(struct vr_agent_session *s, struct vr_proto_message *repl
 		g_free(sa->last_error);
 		sa->last_error = g_strdup(error ? error->message : reply->error.desc);
 		g_warning("%s: agent %s: %s", vr_agent_session_domain(sa->session),
-			  reply && reply->kind == VR_PROTO_MESSAGE_REPLY ?
-				  vr_proto_command_name(reply->command) :
-				  "get-regions or get-cold-histogram",
-			  sa->last_error);
-	} else if (reply->command == VR_PROTO_GET_COLD_HIST) {
+			  vr_proto_command_name(call->command), sa->last_error);
+	} else if (call->command == VR_PROTO_GET_COLD_HIST) {
 		sa->hist = reply->cold_hist;
 		sa->has_hist = TRUE;
 		sa->picture_serial++;
@@ -190,6 +189,7 @@ gboolean vr_access_source_agent_refresh(struct vr_access_source *src, GError **e
 	call = g_new0(struct agent_call, 1);
 	call->sa = g_rc_box_acquire(sa);
 	call->generation = sa->generation;
+	call->command = req.command;
 	if (!vr_agent_session_call(sa->session, &req, sa->timeout_ms, on_regions, call, error)) {
 		source_agent_unref(sa);
 		g_free(call);
