@@ -29,6 +29,8 @@ static const char agent_usage[] =
 	"  hello                         what the agent is and can do\n"
 	"  get-stats                     the agent's counters and the guest's memory\n"
 	"  get-regions [MAX]             the guest's access picture (at most MAX regions)\n"
+	"  get-cold-histogram            the picture's cold bytes per score (agents with the\n"
+	"                                cold-histogram capability, after a host's set-policy)\n"
 	"  set-policy FILE [REPORT_MS]   run the policy in FILE (docs/policy.md)\n"
 	"  reclaim SIZE [DEADLINE_MS]    reclaim SIZE bytes now (suffixes K, M, G: KiB, MiB, GiB)\n"
 	"  pause | resume                stop / restart reclaim in the guest\n"
