@@ -1238,8 +1238,12 @@ static gboolean domain_take_cold_hist(struct vr_domain *d, const struct vr_proto
 
 	if (ch->generation < d->policy_generation) {
 		g_debug("%s: cold histogram of policy generation %" G_GUINT64_FORMAT
-			", the policy is at %u: waiting for the next one",
+			", the policy is at %u: asking for the next one",
 			d->name, (guint64)ch->generation, d->policy_generation);
+		/* Not waiting for its turn (pictures-per-tick): the new policy
+		 * went, or goes this tick, before this request on the channel. */
+		if (!vr_access_source_agent_refresh(d->source, &error))
+			g_debug("%s: %s", d->name, error->message);
 		return FALSE;
 	}
 	if (ch->generation > d->policy_generation)
