@@ -5,7 +5,9 @@
  *
  * Each fleet is one tests/integration/fake-qemu process (--fake-qemu) that
  * plays every domain: a QMP socket and an agent socket per domain, the agent
- * answering get-regions with a picture of --regions regions, reports at the
+ * answering get-cold-histogram with the histogram of a picture of --regions
+ * regions (get-regions with the whole picture with --pictures, as agents
+ * before the cold-histogram capability), reports at the
  * interval set-policy asks (every tick up to 100 domains). vreclaimd (--vreclaimd) gets one --qmp per domain, a config with the
  * host always needing memory (watermark-metric none: shares go out, the
  * whole decide path runs) and --interval-ms. Once every domain is managed,
@@ -54,6 +56,7 @@ struct options {
 	char *fake_qemu;
 	char *csv;
 	gboolean keep;
+	gboolean pictures;
 };
 
 /**
@@ -236,13 +239,15 @@ static gboolean start_fake(const struct options *opt, struct fleet *f, guint n, 
 	g_autofree char *log = g_build_filename(f->dir, "fake-qemu.log", NULL);
 	g_autofree char *count = g_strdup_printf("%u", n);
 	g_autofree char *regions = g_strdup_printf("%d", opt->regions);
-	const char *argv[] = { opt->fake_qemu, "--fleet", fleet_dir,	 "--count",
-			       count,	       "--agent", "--regions",	 regions,
-			       "--stats",      stats,	  "--no-record", NULL };
+	const char *argv[] = { opt->fake_qemu, "--fleet",   fleet_dir, "--count", count,
+			       "--agent",      "--regions", regions,   "--stats", stats,
+			       "--no-record",  NULL,	    NULL };
 	char line[16] = "";
 	gsize have = 0;
 	int out = -1;
 
+	if (opt->pictures)
+		argv[G_N_ELEMENTS(argv) - 2] = "--no-cold-histogram";
 	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
 				      fake_setup, log, &f->fake, NULL, &out, NULL, error))
 		return FALSE;
@@ -379,7 +384,7 @@ static gboolean run_fleet(const struct options *opt, guint n, struct result *res
 	/* The fake writes its counters every second: the window is read at
 	 * fresh ones. */
 	g_usleep(1100 * 1000);
-	regions0 = fake_stat(&f, "agent:get-regions");
+	regions0 = (fake_stat(&f, "agent:get-regions") + fake_stat(&f, "agent:get-cold-histogram"));
 	ticks0 = daemon_ticks(&f);
 	w0 = g_get_monotonic_time();
 	if (!proc_cpu(f.daemon, &cpu0, &threads, error) ||
@@ -393,7 +398,7 @@ static gboolean run_fleet(const struct options *opt, guint n, struct result *res
 	ticks1 = daemon_ticks(&f);
 	res->rss_kib = proc_rss_kib(f.daemon);
 	g_usleep(1100 * 1000);
-	regions1 = fake_stat(&f, "agent:get-regions");
+	regions1 = (fake_stat(&f, "agent:get-regions") + fake_stat(&f, "agent:get-cold-histogram"));
 	res->window_s = (double)(w1 - w0) / G_USEC_PER_SEC;
 	res->cpu_s = cpu1 - cpu0;
 	res->cpu_pct = res->cpu_s / res->window_s * 100;
@@ -449,6 +454,10 @@ int main(int argc, char **argv)
 		{ "fake-qemu", 0, 0, G_OPTION_ARG_FILENAME, &opt.fake_qemu,
 		  "the fake-qemu binary (tests/integration/fake-qemu.c)", "PATH" },
 		{ "csv", 0, 0, G_OPTION_ARG_FILENAME, &opt.csv, "write the results here", "FILE" },
+		{ "pictures", 0, 0, G_OPTION_ARG_NONE, &opt.pictures,
+		  "agents without the cold-histogram capability: whole pictures (get-regions), as "
+		  "before it",
+		  NULL },
 		{ "keep", 0, 0, G_OPTION_ARG_NONE, &opt.keep,
 		  "keep each fleet's folder (logs, config)", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },

@@ -158,6 +158,42 @@ gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval
 	return TRUE;
 }
 
+const struct vr_scheme *vr_fleet_pageout_scheme(const struct vr_policy *policy)
+{
+	for (guint i = 0; policy && policy->schemes && i < policy->schemes->len; i++) {
+		const struct vr_scheme *s = g_ptr_array_index(policy->schemes, i);
+
+		if (s->action == VR_ACTION_PAGEOUT)
+			return s;
+	}
+	return NULL;
+}
+
+gboolean vr_fleet_check_cold_histogram(const uint64_t *hist_bytes, uint64_t guest_memory_bytes,
+				       GError **error)
+{
+	uint64_t sum = 0;
+
+	for (guint s = 0; s <= VR_MAX_SCORE; s++) {
+		if (hist_bytes[s] > guest_memory_bytes) {
+			g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+				    "cold histogram bucket %u claims %" G_GUINT64_FORMAT
+				    " bytes, the guest has %" G_GUINT64_FORMAT,
+				    s, hist_bytes[s], guest_memory_bytes);
+			return FALSE;
+		}
+		sum = hist_bytes[s] > G_MAXUINT64 - sum ? G_MAXUINT64 : sum + hist_bytes[s];
+	}
+	if (sum > guest_memory_bytes) {
+		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+			    "the cold histogram claims %" G_GUINT64_FORMAT
+			    " bytes, the guest has %" G_GUINT64_FORMAT,
+			    sum, guest_memory_bytes);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 uint32_t vr_fleet_adjusted_score(uint32_t score, uint32_t priority)
 {
 	return MIN(score, VR_MAX_SCORE) + VR_FLEET_MAX_PRIORITY -

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "monitor.h"
+#include "policy.h"
 #include "scheme.h"
 
 #define VR_FLEET_ERROR (vr_fleet_error_quark())
@@ -145,6 +146,25 @@ gboolean vr_fleet_region_score(const struct vr_agent_region *region,
 gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval_us,
 				 uint64_t aggr_interval_us, const struct vr_scheme *scheme,
 				 uint64_t guest_memory_bytes, uint64_t *hist_bytes, GError **error);
+
+/**
+ * vr_fleet_pageout_scheme() - the scheme whose cold histogram the fleet
+ * counts: @policy's first pageout scheme (borrowed), NULL when it has none.
+ * The host (hostd/manager.c) and the agent (get-cold-histogram) both pick it
+ * with this, so they use one rule.
+ */
+const struct vr_scheme *vr_fleet_pageout_scheme(const struct vr_policy *policy);
+
+/**
+ * vr_fleet_check_cold_histogram() - whether a histogram a guest's agent
+ * computed (get-cold-histogram; untrusted) can be true of a guest of
+ * @guest_memory_bytes: each of its VR_MAX_SCORE + 1 buckets and their sum at
+ * most that (no overflow: the sum saturates).
+ * Return: TRUE, or FALSE with @error (VR_FLEET_ERROR_PICTURE) naming the
+ * bucket or the sum and the guest's size. Pure.
+ */
+gboolean vr_fleet_check_cold_histogram(const uint64_t *hist_bytes, uint64_t guest_memory_bytes,
+				       GError **error);
 
 /*
  * The shortest and longest time a domain's offer is held, us

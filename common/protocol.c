@@ -55,6 +55,7 @@ static const char *const command_names[] = {
 	[VR_PROTO_GET_REGIONS] = "get-regions",
 	[VR_PROTO_PAUSE] = "pause",
 	[VR_PROTO_RESUME] = "resume",
+	[VR_PROTO_GET_COLD_HIST] = "get-cold-histogram",
 };
 
 static gboolean name_lookup(const char *const *names, guint nr, const char *name, int *value)
@@ -102,8 +103,10 @@ gboolean vr_proto_command_from_name(const char *name, enum vr_proto_command *com
 
 void vr_proto_request_clear(struct vr_proto_request *req)
 {
-	if (req->command == VR_PROTO_SET_POLICY)
+	if (req->command == VR_PROTO_SET_POLICY) {
 		vr_policy_free(req->set_policy.policy);
+		vr_policy_free(req->set_policy.histogram_policy);
+	}
 	memset(req, 0, sizeof(*req));
 }
 
@@ -436,6 +439,34 @@ static gboolean regions_validate(const struct vr_proto_regions *r, const char *p
 	return TRUE;
 }
 
+static gboolean cold_hist_validate(const struct vr_proto_cold_hist *c, const char *path,
+				   GError **error)
+{
+	uint64_t sum = 0;
+
+	if (!check_member_range(c->generation, 1, VR_PROTO_MAX_INT, FALSE, path, "generation",
+				error) ||
+	    !check_member_range(c->sample_interval_us, 1, VR_PROTO_MAX_INT, FALSE, path,
+				"sample_interval_us", error) ||
+	    !check_member_range(c->aggr_interval_us, c->sample_interval_us, VR_PROTO_MAX_INT, FALSE,
+				path, "aggr_interval_us", error) ||
+	    !check_member_range(c->nr_regions, 0, VR_PROTO_MAX_REGIONS, FALSE, path, "nr_regions",
+				error))
+		return FALSE;
+	for (guint i = 0; i < VR_PROTO_COLD_HIST_BUCKETS; i++) {
+		if (c->bytes[i] > VR_PROTO_MAX_INT || sum + c->bytes[i] > VR_PROTO_MAX_INT) {
+			g_autofree char *bpath = vr_json_path_member(path, "bytes");
+			g_autofree char *ipath = vr_json_path_index(bpath, i);
+
+			return invalid(error, ipath,
+				       "the buckets add up to more than %" G_GUINT64_FORMAT,
+				       VR_PROTO_MAX_INT);
+		}
+		sum += c->bytes[i];
+	}
+	return TRUE;
+}
+
 static gboolean reclaim_result_validate(const struct vr_proto_reclaim_result *r, const char *path,
 					GError **error)
 {
@@ -447,7 +478,8 @@ static gboolean reclaim_result_validate(const struct vr_proto_reclaim_result *r,
 
 /* The arguments each command takes, NULL-terminated. */
 static const char *const no_args[] = { NULL };
-static const char *const set_policy_args[] = { "policy", "report_interval_ms", NULL };
+static const char *const set_policy_args[] = { "policy", "report_interval_ms", "generation",
+					       "histogram_policy", NULL };
 static const char *const reclaim_args[] = { "bytes", "deadline_ms", NULL };
 static const char *const get_regions_args[] = { "max", NULL };
 
@@ -470,10 +502,16 @@ static gboolean request_args_validate(const struct vr_proto_request *req, GError
 {
 	switch (req->command) {
 	case VR_PROTO_SET_POLICY:
-		return !req->set_policy.has_report_interval ||
-		       check_range(req->set_policy.report_interval_ms,
-				   VR_PROTO_REPORT_INTERVAL_MIN_MS, VR_PROTO_REPORT_INTERVAL_MAX_MS,
-				   TRUE, "arguments.report_interval_ms", error);
+		if ((req->set_policy.generation == 0) != (req->set_policy.histogram_policy == NULL))
+			return invalid(error, "arguments.generation",
+				       "generation and histogram_policy go together");
+		return (!req->set_policy.has_report_interval ||
+			check_range(req->set_policy.report_interval_ms,
+				    VR_PROTO_REPORT_INTERVAL_MIN_MS,
+				    VR_PROTO_REPORT_INTERVAL_MAX_MS, TRUE,
+				    "arguments.report_interval_ms", error)) &&
+		       check_range(req->set_policy.generation, 1, VR_PROTO_MAX_INT, TRUE,
+				   "arguments.generation", error);
 	case VR_PROTO_RECLAIM:
 		return check_range(req->reclaim.bytes, VR_PROTO_RECLAIM_MIN_BYTES,
 				   VR_PROTO_RECLAIM_MAX_BYTES, FALSE, "arguments.bytes", error) &&
@@ -859,6 +897,25 @@ static gboolean read_set_policy(const struct decoder *dec, struct json_object *a
 			return FALSE;
 		out->has_report_interval = TRUE;
 	}
+	if (has_member(args, "generation", &v) != has_member(args, "histogram_policy", NULL))
+		return invalid(error, "arguments.generation",
+			       "generation and histogram_policy go together");
+	if (has_member(args, "generation", &v)) {
+		if (!read_uint(dec, v, "arguments.generation", 1, VR_PROTO_MAX_INT, FALSE,
+			       &out->generation, error))
+			return FALSE;
+		has_member(args, "histogram_policy", &v);
+		if (!check_object(v, "arguments.histogram_policy", error))
+			return FALSE;
+		text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE);
+		out->histogram_policy = vr_policy_parse(text, -1, &local);
+		if (!out->histogram_policy) {
+			g_set_error(error, VR_PROTO_ERROR, VR_PROTO_ERROR_INVALID_ARGUMENT,
+				    "arguments.histogram_policy: %s", local->message);
+			return FALSE;
+		}
+	}
 	out->policy = g_steal_pointer(&policy);
 	return TRUE;
 }
@@ -1016,6 +1073,19 @@ char *vr_proto_encode_request(const struct vr_proto_request *req, GError **error
 		json_object_object_add(args, "policy", json_tokener_parse(text));
 		if (req->set_policy.has_report_interval)
 			add_uint(args, "report_interval_ms", req->set_policy.report_interval_ms);
+		if (req->set_policy.histogram_policy) {
+			g_autofree char *htext =
+				vr_policy_to_json(req->set_policy.histogram_policy);
+			g_autoptr(vr_policy) hcheck = vr_policy_parse(htext, -1, &local);
+
+			if (!hcheck) {
+				g_set_error(error, VR_PROTO_ERROR, VR_PROTO_ERROR_INVALID_ARGUMENT,
+					    "arguments.histogram_policy: %s", local->message);
+				return NULL;
+			}
+			add_uint(args, "generation", req->set_policy.generation);
+			json_object_object_add(args, "histogram_policy", json_tokener_parse(htext));
+		}
 		break;
 	}
 	case VR_PROTO_RECLAIM:
@@ -1142,6 +1212,12 @@ static struct json_object *hello_to_json(const struct vr_proto_hello *h)
 			       json_object_new_boolean(h->free_page_reporting != 0));
 	if (h->has_reporting_order)
 		add_uint(obj, "reporting_order", h->reporting_order);
+	if (h->cold_histogram) {
+		struct json_object *caps = json_object_new_array();
+
+		json_object_array_add(caps, json_object_new_string(VR_PROTO_CAP_COLD_HISTOGRAM));
+		json_object_object_add(obj, "capabilities", caps);
+	}
 	return obj;
 }
 
@@ -1181,6 +1257,21 @@ static struct json_object *regions_to_json(const struct vr_proto_regions *r)
 	return obj;
 }
 
+static struct json_object *cold_hist_to_json(const struct vr_proto_cold_hist *c)
+{
+	struct json_object *obj = json_object_new_object();
+	struct json_object *arr = json_object_new_array_ext(VR_PROTO_COLD_HIST_BUCKETS);
+
+	add_uint(obj, "generation", c->generation);
+	add_uint(obj, "sample_interval_us", c->sample_interval_us);
+	add_uint(obj, "aggr_interval_us", c->aggr_interval_us);
+	add_uint(obj, "nr_regions", c->nr_regions);
+	for (guint i = 0; i < VR_PROTO_COLD_HIST_BUCKETS; i++)
+		json_object_array_add(arr, json_object_new_uint64(c->bytes[i]));
+	json_object_object_add(obj, "bytes", arr);
+	return obj;
+}
+
 static gboolean check_reply_id(uint32_t id, GError **error)
 {
 	return check_range(id, 1, G_MAXUINT32, FALSE, "id", error);
@@ -1211,6 +1302,15 @@ char *vr_proto_encode_regions(uint32_t id, const struct vr_proto_regions *region
 	if (!check_reply_id(id, &err) || !regions_validate(regions, "return", &err))
 		return invalid_reply(id, err);
 	return reply_line(id, regions_to_json(regions));
+}
+
+char *vr_proto_encode_cold_hist(uint32_t id, const struct vr_proto_cold_hist *hist)
+{
+	g_autoptr(GError) err = NULL;
+
+	if (!check_reply_id(id, &err) || !cold_hist_validate(hist, "return", &err))
+		return invalid_reply(id, err);
+	return reply_line(id, cold_hist_to_json(hist));
 }
 
 char *vr_proto_encode_reclaim_result(uint32_t id, const struct vr_proto_reclaim_result *result)
@@ -1252,6 +1352,38 @@ char *vr_proto_encode_report(uint64_t seq, const struct vr_agent_stats *stats)
 }
 
 /* ---- reading the agent's messages (host side) ---- */
+
+/* hello's "capabilities": at most VR_PROTO_MAX_CAPABILITIES distinct names;
+ * the ones this code knows set their flag in @h, the others are ignored (a
+ * newer agent's). */
+static gboolean read_capabilities(struct json_object *caps, const char *path,
+				  struct vr_proto_hello *h, GError **error)
+{
+	g_autofree char *cpath = vr_json_path_member(path, "capabilities");
+	char names[VR_PROTO_MAX_CAPABILITIES][VR_PROTO_MAX_BACKEND_LEN + 1];
+	size_t nr;
+
+	if (!json_object_is_type(caps, json_type_array))
+		return invalid(error, cpath, "expected an array (got %s)", vr_json_describe(caps));
+	nr = json_object_array_length(caps);
+	if (nr > VR_PROTO_MAX_CAPABILITIES)
+		return invalid(error, cpath, "expected at most %d capabilities (got %zu)",
+			       VR_PROTO_MAX_CAPABILITIES, nr);
+	for (guint i = 0; i < nr; i++) {
+		g_autofree char *ipath = vr_json_path_index(cpath, i);
+
+		if (!read_string_into(json_object_array_get_idx(caps, i), ipath, names[i],
+				      sizeof(names[i]), error) ||
+		    !check_text(names[i], sizeof(names[i]), TEXT_NAME, ipath, error))
+			return FALSE;
+		for (guint j = 0; j < i; j++)
+			if (strcmp(names[j], names[i]) == 0)
+				return invalid(error, ipath, "'%s' is listed twice", names[i]);
+		if (strcmp(names[i], VR_PROTO_CAP_COLD_HISTOGRAM) == 0)
+			h->cold_histogram = TRUE;
+	}
+	return TRUE;
+}
 
 static gboolean read_hello(const struct decoder *dec, struct json_object *v, const char *path,
 			   struct vr_proto_hello *h, GError **error)
@@ -1295,6 +1427,8 @@ static gboolean read_hello(const struct decoder *dec, struct json_object *v, con
 		h->has_reporting_order = TRUE;
 		h->reporting_order = (guint)order;
 	}
+	if (has_member(v, "capabilities", &m) && !read_capabilities(m, path, h, error))
+		return FALSE;
 	return hello_validate(h, path, error);
 }
 
@@ -1394,6 +1528,40 @@ static gboolean read_regions(const struct decoder *dec, struct json_object *v, c
 	return regions_validate(r, path, error);
 }
 
+static gboolean read_cold_hist(const struct decoder *dec, struct json_object *v, const char *path,
+			       struct vr_proto_cold_hist *c, GError **error)
+{
+	g_autofree char *bpath = vr_json_path_member(path, "bytes");
+	struct json_object *arr;
+	size_t nr;
+
+	if (!check_object(v, path, error) ||
+	    !read_uint_member(dec, v, path, "generation", 1, VR_PROTO_MAX_INT, &c->generation,
+			      error) ||
+	    !read_uint_member(dec, v, path, "sample_interval_us", 1, VR_PROTO_MAX_INT,
+			      &c->sample_interval_us, error) ||
+	    !read_uint_member(dec, v, path, "aggr_interval_us", 1, VR_PROTO_MAX_INT,
+			      &c->aggr_interval_us, error) ||
+	    !read_uint_member(dec, v, path, "nr_regions", 0, VR_PROTO_MAX_REGIONS, &c->nr_regions,
+			      error) ||
+	    !need_member(v, path, "bytes", &arr, error))
+		return FALSE;
+	if (!json_object_is_type(arr, json_type_array))
+		return invalid(error, bpath, "expected an array (got %s)", vr_json_describe(arr));
+	nr = json_object_array_length(arr);
+	if (nr != VR_PROTO_COLD_HIST_BUCKETS)
+		return invalid(error, bpath, "expected %d buckets, one per cold score (got %zu)",
+			       VR_PROTO_COLD_HIST_BUCKETS, nr);
+	for (guint i = 0; i < nr; i++) {
+		g_autofree char *ipath = vr_json_path_index(bpath, i);
+
+		if (!read_uint(dec, json_object_array_get_idx(arr, i), ipath, 0, VR_PROTO_MAX_INT,
+			       FALSE, &c->bytes[i], error))
+			return FALSE;
+	}
+	return cold_hist_validate(c, path, error);
+}
+
 static gboolean read_reclaim_result(const struct decoder *dec, struct json_object *v,
 				    const char *path, struct vr_proto_reclaim_result *r,
 				    GError **error)
@@ -1415,6 +1583,8 @@ static gboolean read_return(const struct decoder *dec, struct json_object *v,
 		return read_stats(dec, v, "return", &m->stats, error);
 	case VR_PROTO_GET_REGIONS:
 		return read_regions(dec, v, "return", &m->regions, error);
+	case VR_PROTO_GET_COLD_HIST:
+		return read_cold_hist(dec, v, "return", &m->cold_hist, error);
 	case VR_PROTO_RECLAIM:
 		return read_reclaim_result(dec, v, "return", &m->reclaim, error);
 	default:

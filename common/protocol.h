@@ -49,6 +49,14 @@
 #define VR_PROTO_MAX_BACKENDS	 8
 /* hello: the largest page reporting order (the kernel's is below MAX_ORDER). */
 #define VR_PROTO_MAX_REPORTING_ORDER 20
+/* hello: at most this many capabilities, names as backends'. */
+#define VR_PROTO_MAX_CAPABILITIES 8
+/* The capability of an agent that answers get-cold-histogram and takes
+ * set-policy's generation and histogram_policy arguments. */
+#define VR_PROTO_CAP_COLD_HISTOGRAM "cold-histogram"
+
+/* get-cold-histogram: the number of buckets, one per cold score. */
+#define VR_PROTO_COLD_HIST_BUCKETS (VR_MAX_SCORE + 1)
 
 /* An error reply's description, in bytes; encoders cut longer ones. */
 #define VR_PROTO_MAX_DESC_LEN 1024
@@ -119,6 +127,9 @@ gboolean vr_proto_error_class_from_name(const char *name, enum vr_proto_error_cl
  * @VR_PROTO_GET_REGIONS: the agent's access picture (struct vr_proto_regions).
  * @VR_PROTO_PAUSE:	stop reclaiming until resume.
  * @VR_PROTO_RESUME:	reclaim again with the last policy.
+ * @VR_PROTO_GET_COLD_HIST: the eligible cold bytes per cold score of the
+ *			agent's picture (struct vr_proto_cold_hist); agents
+ *			with the "cold-histogram" capability only.
  */
 enum vr_proto_command {
 	VR_PROTO_HELLO,
@@ -128,11 +139,13 @@ enum vr_proto_command {
 	VR_PROTO_GET_REGIONS,
 	VR_PROTO_PAUSE,
 	VR_PROTO_RESUME,
+	VR_PROTO_GET_COLD_HIST,
 };
 
 /**
  * vr_proto_command_name() - "hello", "set-policy", "reclaim", "get-stats",
- * "get-regions", "pause", "resume"; "unknown" for other values.
+ * "get-regions", "pause", "resume", "get-cold-histogram"; "unknown" for
+ * other values.
  */
 const char *vr_proto_command_name(enum vr_proto_command command);
 
@@ -148,11 +161,21 @@ gboolean vr_proto_command_from_name(const char *name, enum vr_proto_command *com
  *			agent keeps its interval).
  * @report_interval_ms:	time between reports, in ms: 0 (no reports) or
  *			VR_PROTO_REPORT_INTERVAL_MIN_MS..._MAX_MS.
+ * @generation:		0 (not given) or 1..VR_PROTO_MAX_INT: the host's name
+ *			for @histogram_policy, which get-cold-histogram
+ *			replies carry back. Given only to agents with the
+ *			"cold-histogram" capability (older ones refuse it).
+ * @histogram_policy:	NULL (not given) or the policy whose first pageout
+ *			scheme get-cold-histogram uses (the domain's own,
+ *			before the fleet share changes its quota and pattern);
+ *			owned by the request. Given with @generation only.
  */
 struct vr_proto_set_policy_args {
 	struct vr_policy *policy;
 	gboolean has_report_interval;
 	uint64_t report_interval_ms;
+	uint64_t generation;
+	struct vr_policy *histogram_policy;
 };
 
 /**
@@ -242,6 +265,10 @@ gboolean vr_proto_decode_request(const char *line, gsize len, struct vr_proto_re
  * @has_reporting_order: whether @reporting_order is known.
  * @reporting_order: the page order free page reporting reports at,
  *		0..VR_PROTO_MAX_REPORTING_ORDER.
+ * @cold_histogram: whether the agent has the "cold-histogram" capability
+ *		(on the wire: "capabilities", an optional array of at most
+ *		VR_PROTO_MAX_CAPABILITIES distinct names; names this code does
+ *		not know are ignored).
  */
 struct vr_proto_hello {
 	uint32_t version;
@@ -253,6 +280,7 @@ struct vr_proto_hello {
 	gboolean free_page_reporting;
 	gboolean has_reporting_order;
 	guint reporting_order;
+	gboolean cold_histogram;
 };
 
 /**
@@ -342,6 +370,29 @@ void vr_proto_regions_clear(struct vr_proto_regions *r);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(vr_proto_regions, vr_proto_regions_clear)
 
 /**
+ * struct vr_proto_cold_hist - what get-cold-histogram returns: the eligible
+ * cold bytes of the agent's picture per cold score, computed by the agent
+ * with vr_fleet_cold_histogram() under the first pageout scheme of the
+ * histogram policy set-policy gave it.
+ * @generation:		the set-policy generation of that policy, 1..
+ *			VR_PROTO_MAX_INT.
+ * @sample_interval_us, @aggr_interval_us: the picture's intervals, as in
+ *			struct vr_proto_regions.
+ * @nr_regions:		the regions of the picture, 0..VR_PROTO_MAX_REGIONS.
+ * @bytes:		bytes per cold score, VR_PROTO_COLD_HIST_BUCKETS (exactly
+ *			that many on the wire); their sum at most
+ *			VR_PROTO_MAX_INT. The host bounds each and the sum by
+ *			the guest's memory (hostd/agent-session.c).
+ */
+struct vr_proto_cold_hist {
+	uint64_t generation;
+	uint64_t sample_interval_us;
+	uint64_t aggr_interval_us;
+	uint64_t nr_regions;
+	uint64_t bytes[VR_PROTO_COLD_HIST_BUCKETS];
+};
+
+/**
  * struct vr_proto_reclaim_result - what reclaim returns.
  * @reclaimed_bytes:	bytes reclaimed.
  * @elapsed_ms:		time it took, in ms.
@@ -365,7 +416,7 @@ struct vr_proto_error_reply {
 
 /**
  * vr_proto_encode_hello(), vr_proto_encode_stats(), vr_proto_encode_regions(),
- * vr_proto_encode_reclaim_result(), vr_proto_encode_empty() - the reply to
+ * vr_proto_encode_cold_hist(), vr_proto_encode_reclaim_result(), vr_proto_encode_empty() - the reply to
  * request @id (1..UINT32_MAX) with the given result; _empty() for set-policy,
  * pause and resume, which return {}.
  *
@@ -376,6 +427,7 @@ struct vr_proto_error_reply {
 char *vr_proto_encode_hello(uint32_t id, const struct vr_proto_hello *hello);
 char *vr_proto_encode_stats(uint32_t id, const struct vr_agent_stats *stats);
 char *vr_proto_encode_regions(uint32_t id, const struct vr_proto_regions *regions);
+char *vr_proto_encode_cold_hist(uint32_t id, const struct vr_proto_cold_hist *hist);
 char *vr_proto_encode_reclaim_result(uint32_t id, const struct vr_proto_reclaim_result *result);
 char *vr_proto_encode_empty(uint32_t id);
 
@@ -429,6 +481,7 @@ enum vr_proto_message_kind {
  * @hello:	REPLY to hello.
  * @stats:	REPLY to get-stats, and REPORT.
  * @regions:	REPLY to get-regions; owns its array.
+ * @cold_hist:	REPLY to get-cold-histogram.
  * @reclaim:	REPLY to reclaim.
  * @error:	ERROR.
  * (set-policy, pause and resume return nothing.)
@@ -444,6 +497,7 @@ struct vr_proto_message {
 		struct vr_proto_hello hello;
 		struct vr_agent_stats stats;
 		struct vr_proto_regions regions;
+		struct vr_proto_cold_hist cold_hist;
 		struct vr_proto_reclaim_result reclaim;
 		struct vr_proto_error_reply error;
 	};

@@ -287,6 +287,7 @@ static void agent_clear(struct vr_agent *agent)
 	agent->backend = NULL;
 	g_clear_pointer(&agent->reader, vr_proto_reader_free);
 	g_clear_pointer(&agent->policy, vr_policy_free);
+	g_clear_pointer(&agent->hist_policy, vr_policy_free);
 	g_clear_pointer(&agent->backends, g_ptr_array_unref);
 	g_clear_pointer(&agent->kernel_release, g_free);
 	agent_restore_reporting_order(agent);

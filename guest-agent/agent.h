@@ -22,6 +22,9 @@
  * @paths:		kernel file roots (borrowed strings).
  * @ops, @backend:	the reclaim backend in use and its state (owned).
  * @backends:		names of the backends that probed usable (owned).
+ * @hist_generation, @hist_policy: the last set-policy's generation and
+ *			histogram policy (owned), which get-cold-histogram
+ *			uses; 0 and NULL until a set-policy gives them.
  * @policy:		the last policy given (owned; the built-in default
  *			profile until the host sends one).
  * @paused:		reclaim paused by the host.
@@ -60,6 +63,8 @@ struct vr_agent {
 	gpointer backend;
 	GPtrArray *backends;
 	struct vr_policy *policy;
+	uint64_t hist_generation;
+	struct vr_policy *hist_policy;
 	bool paused;
 	bool applied;
 	bool started;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "fleet-quota.h"
 #include "meminfo.h"
 
 static uint64_t agent_cpu_us(void)
@@ -106,6 +107,7 @@ static char *serve_hello(struct vr_agent *agent, uint32_t id)
 		.free_page_reporting = agent->fpr.active,
 		.has_reporting_order = agent->fpr.order >= 0,
 		.reporting_order = agent->fpr.order >= 0 ? (guint)agent->fpr.order : 0,
+		.cold_histogram = TRUE,
 	};
 	g_strlcpy(hello.agent, VR_AGENT_VERSION, sizeof(hello.agent));
 	g_strlcpy(hello.kernel, agent->kernel_release, sizeof(hello.kernel));
@@ -143,6 +145,11 @@ static char *serve_set_policy(struct vr_agent *agent, struct vr_proto_request *r
 	}
 	vr_policy_free(agent->policy);
 	agent->policy = g_steal_pointer(&args->policy);
+	if (args->histogram_policy) {
+		vr_policy_free(agent->hist_policy);
+		agent->hist_policy = g_steal_pointer(&args->histogram_policy);
+		agent->hist_generation = args->generation;
+	}
 	if (args->has_report_interval)
 		vr_agent_set_report_interval(agent, args->report_interval_ms);
 	g_message("new policy (profile %s, %u schemes)%s", agent->policy->profile,
@@ -185,6 +192,35 @@ static char *serve_get_regions(struct vr_agent *agent, uint32_t id, guint max)
 	if (!agent->ops->read_regions(agent->backend, max, regions.regions, &error))
 		return vr_proto_encode_gerror(id, error);
 	return vr_proto_encode_regions(id, &regions);
+}
+
+/* get-cold-histogram: the picture get-regions would send, turned into the
+ * fleet's histogram under the histogram policy's pageout scheme with the
+ * host's own rule (vr_fleet_cold_histogram()). The agent trusts its own
+ * picture: its memory bound is the protocol's; the host checks the guest's. */
+static char *serve_get_cold_hist(struct vr_agent *agent, uint32_t id)
+{
+	g_autoptr(GArray) regions = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	const struct vr_scheme *s = vr_fleet_pageout_scheme(agent->hist_policy);
+	struct vr_proto_cold_hist hist = {
+		.generation = agent->hist_generation,
+		.sample_interval_us = agent->policy->attrs.sample_interval_us,
+		.aggr_interval_us = agent->policy->attrs.aggr_interval_us,
+	};
+	g_autoptr(GError) error = NULL;
+
+	if (!s) {
+		g_set_error(&error, VR_PROTO_ERROR, VR_PROTO_ERROR_FAILED,
+			    agent->hist_policy ? "the histogram policy has no pageout scheme" :
+						 "no set-policy gave a histogram policy yet");
+		return vr_proto_encode_gerror(id, error);
+	}
+	if (!agent->ops->read_regions(agent->backend, VR_PROTO_MAX_REGIONS, regions, &error) ||
+	    !vr_fleet_cold_histogram(regions, hist.sample_interval_us, hist.aggr_interval_us, s,
+				     VR_PROTO_MAX_INT, hist.bytes, &error))
+		return vr_proto_encode_gerror(id, error);
+	hist.nr_regions = regions->len;
+	return vr_proto_encode_cold_hist(id, &hist);
 }
 
 static char *serve_pause(struct vr_agent *agent, uint32_t id)
@@ -261,6 +297,8 @@ char *vr_agent_handle_line(struct vr_agent *agent, const char *line, gsize len)
 	}
 	case VR_PROTO_GET_REGIONS:
 		return serve_get_regions(agent, req.id, req.get_regions.max);
+	case VR_PROTO_GET_COLD_HIST:
+		return serve_get_cold_hist(agent, req.id);
 	case VR_PROTO_PAUSE:
 		return serve_pause(agent, req.id);
 	case VR_PROTO_RESUME:

@@ -182,14 +182,46 @@ void vr_access_source_agent_forget(struct vr_access_source *src);
 
 /**
  * vr_access_source_agent_picture_serial() - which picture @src (an agent
- * source; NULL is fine) holds: a number that grows with each picture that
- * arrives, so a consumer can keep what it computed from one until the next.
+ * source; NULL is fine) holds: a number that grows with each picture (or
+ * cold histogram) that arrives, so a consumer can keep what it computed from one until the next.
  * Return: 0 when it holds none.
  */
 uint64_t vr_access_source_agent_picture_serial(const struct vr_access_source *src);
 
-/** vr_access_source_agent_has_picture() - whether @src (an agent source; NULL is fine) holds a picture. */
+/**
+ * vr_access_source_agent_has_picture() - whether @src (an agent source; NULL
+ * is fine) holds a picture or a cold histogram.
+ */
 gboolean vr_access_source_agent_has_picture(const struct vr_access_source *src);
+
+/**
+ * vr_access_source_agent_set_histogram() - whether
+ * vr_access_source_agent_refresh() asks an agent with the "cold-histogram"
+ * capability for the histogram of its picture (get-cold-histogram) instead
+ * of the picture (default: FALSE, the picture). Agents without the
+ * capability are always asked for the picture; a histogram the agent refuses
+ * is logged and the last one kept, as with pictures. Nothing for NULL or
+ * other kinds of source.
+ */
+void vr_access_source_agent_set_histogram(struct vr_access_source *src, gboolean histogram);
+
+/**
+ * vr_access_source_agent_wants_histogram() - whether @src's next refresh asks
+ * for a histogram: set_histogram() said so and the session's agent, up, has
+ * the capability (FALSE for NULL).
+ */
+gboolean vr_access_source_agent_wants_histogram(const struct vr_access_source *src);
+
+/**
+ * vr_access_source_agent_cold_hist() - the last histogram that arrived
+ * (validated by the session: vr_agent_session_check_cold_hist()), copied to
+ * @out. Its arrival bumps the serial of
+ * vr_access_source_agent_picture_serial() as a picture's does, and start,
+ * stop and forget drop it.
+ * Return: FALSE, @out untouched, when @src holds none (NULL is fine).
+ */
+gboolean vr_access_source_agent_cold_hist(const struct vr_access_source *src,
+					  struct vr_proto_cold_hist *out);
 
 /* ---- host-damon ---- */
 

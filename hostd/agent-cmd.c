@@ -29,6 +29,8 @@ static const char agent_usage[] =
 	"  hello                         what the agent is and can do\n"
 	"  get-stats                     the agent's counters and the guest's memory\n"
 	"  get-regions [MAX]             the guest's access picture (at most MAX regions)\n"
+	"  get-cold-histogram            the picture's cold bytes per score (agents with the\n"
+	"                                cold-histogram capability, after a host's set-policy)\n"
 	"  set-policy FILE [REPORT_MS]   run the policy in FILE (docs/policy.md)\n"
 	"  reclaim SIZE [DEADLINE_MS]    reclaim SIZE bytes now (suffixes K, M, G: KiB, MiB, GiB)\n"
 	"  pause | resume                stop / restart reclaim in the guest\n"
@@ -224,6 +226,22 @@ static void print_reply(const struct vr_proto_message *m)
 			"free page reporting:", h->free_page_reporting ? "active" : "NOT active");
 		if (h->has_reporting_order)
 			g_print("%-20s %u\n", "reporting order:", h->reporting_order);
+		g_print("%-20s %s\n",
+			"capabilities:", h->cold_histogram ? VR_PROTO_CAP_COLD_HISTOGRAM : "none");
+		break;
+	}
+	case VR_PROTO_GET_COLD_HIST: {
+		const struct vr_proto_cold_hist *c = &m->cold_hist;
+
+		g_print("generation %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+			" regions, sample %" G_GUINT64_FORMAT " us, aggregation %" G_GUINT64_FORMAT
+			" us\n",
+			(guint64)c->generation, (guint64)c->nr_regions,
+			(guint64)c->sample_interval_us, (guint64)c->aggr_interval_us);
+		for (guint i = 0; i < VR_PROTO_COLD_HIST_BUCKETS; i++)
+			if (c->bytes[i])
+				g_print("score %2u: %" G_GUINT64_FORMAT " bytes\n", i,
+					(guint64)c->bytes[i]);
 		break;
 	}
 	case VR_PROTO_GET_STATS:

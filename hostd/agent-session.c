@@ -31,6 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fleet-quota.h"
 #include "guest-bounds.h"
 #include "ratelimit.h"
 
@@ -263,6 +264,18 @@ gboolean vr_agent_session_check_regions(const struct vr_agent_session_limits *li
 		return FALSE;
 	}
 	return TRUE;
+}
+
+gboolean vr_agent_session_check_cold_hist(const struct vr_agent_session_limits *limits,
+					  const struct vr_proto_cold_hist *hist, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+
+	if (vr_fleet_check_cold_histogram(hist->bytes, limits->guest_mem_bytes, &local))
+		return TRUE;
+	g_set_error(error, VR_AGENT_SESSION_ERROR, VR_AGENT_SESSION_ERROR_LIE, "%s",
+		    local->message);
+	return FALSE;
 }
 
 gboolean vr_agent_session_check_stats(const struct vr_agent_session_limits *limits,
@@ -1033,6 +1046,8 @@ static gboolean session_check_reply(const struct vr_agent_session *s,
 		return vr_agent_session_check_regions(&s->limits, &msg->regions, error);
 	if (msg->command == VR_PROTO_GET_STATS)
 		return vr_agent_session_check_stats(&s->limits, &msg->stats, error);
+	if (msg->command == VR_PROTO_GET_COLD_HIST)
+		return vr_agent_session_check_cold_hist(&s->limits, &msg->cold_hist, error);
 	return TRUE;
 }
 

@@ -357,6 +357,15 @@ gboolean vr_agent_session_check_regions(const struct vr_agent_session_limits *li
 					const struct vr_proto_regions *regions, GError **error);
 
 /**
+ * vr_agent_session_check_cold_hist() - whether the get-cold-histogram reply
+ * @hist can be true of a guest with @limits: each bucket and their sum at
+ * most @limits->guest_mem_bytes (vr_fleet_check_cold_histogram()).
+ * Return: TRUE, or FALSE with @error (LIE) naming the numbers.
+ */
+gboolean vr_agent_session_check_cold_hist(const struct vr_agent_session_limits *limits,
+					  const struct vr_proto_cold_hist *hist, GError **error);
+
+/**
  * vr_agent_session_check_stats() - whether @stats can be true of a guest
  * with @limits: mem_total_bytes at most guest_mem_bytes, and
  * reportable_free_bytes at most mem_total_bytes (its reclaimed bytes are

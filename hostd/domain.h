@@ -119,6 +119,9 @@ struct vr_domain_hist {
  *			its session came up).
  * @sent_share_bytes:	the quota size of that policy (0: monitoring only).
  * @sent_generation:	@policy_generation of that policy.
+ * @hist_sent_generation: @policy_generation of the histogram policy last
+ *			sent with a set-policy (agents with the
+ *			"cold-histogram" capability), 0 for none.
  * @sent_us:		monotonic time the last policy was sent.
  * @sent_report_interval_ms: the report interval sent with it, ms.
  * @agent_resync:	its agent restarted on the same connection (the guest
@@ -186,6 +189,7 @@ struct vr_domain {
 	gint64 sent_us;
 	uint64_t sent_report_interval_ms;
 	guint sent_generation;
+	guint hist_sent_generation;
 	gboolean agent_resync;
 	gboolean agent_paused;
 	gboolean agent_pause_pending;

@@ -794,6 +794,9 @@ static void manager_commit_domain(struct vr_manager *m, struct vr_domain *d,
 			vr_domain_set_unmanaged(d, "%s", error->message);
 			return;
 		}
+		/* The fleet needs only the picture's cold histogram: an agent
+		 * that can compute it sends that instead (docs/protocol.md). */
+		vr_access_source_agent_set_histogram(d->source, TRUE);
 	}
 }
 
@@ -1208,12 +1211,7 @@ static gboolean acquire_domain(struct vr_manager *m, struct vr_domain *d)
 
 static const struct vr_scheme *domain_pageout_scheme(const struct vr_domain *d)
 {
-	for (guint i = 0; i < d->policy->schemes->len; i++) {
-		const struct vr_scheme *s = g_ptr_array_index(d->policy->schemes, i);
-		if (s->action == VR_ACTION_PAGEOUT)
-			return s;
-	}
-	return NULL;
+	return vr_fleet_pageout_scheme(d->policy);
 }
 
 /*
@@ -1225,6 +1223,45 @@ static const struct vr_scheme *domain_pageout_scheme(const struct vr_domain *d)
  * guest's used fraction (MemTotal - MemFree) / MemTotal from its agent's
  * stats: as a guest gives memory back, what the fleet asks of it shrinks.
  */
+/*
+ * @d's histogram from its agent's get-cold-histogram reply @ch, into
+ * @d->hist.bytes and .regions: refused (rate-limited, as a picture is) when
+ * it claims more than the guest has (the session checked it against its
+ * limits; this checks the domain's size now) or names a policy generation
+ * vreclaimd never sent. One of an older generation was computed before the
+ * agent had the current policy: not used, quietly, until the next one.
+ */
+static gboolean domain_take_cold_hist(struct vr_domain *d, const struct vr_proto_cold_hist *ch)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *msg = NULL;
+
+	if (ch->generation < d->policy_generation) {
+		g_debug("%s: cold histogram of policy generation %" G_GUINT64_FORMAT
+			", the policy is at %u: asking for the next one",
+			d->name, (guint64)ch->generation, d->policy_generation);
+		/* Not waiting for its turn (pictures-per-tick): the new policy
+		 * went, or goes this tick, before this request on the channel. */
+		if (!vr_access_source_agent_refresh(d->source, &error))
+			g_debug("%s: %s", d->name, error->message);
+		return FALSE;
+	}
+	if (ch->generation > d->policy_generation)
+		g_set_error(&error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+			    "it names policy generation %" G_GUINT64_FORMAT ", vreclaimd's is %u",
+			    (guint64)ch->generation, d->policy_generation);
+	else if (vr_fleet_check_cold_histogram(ch->bytes, d->info.memory_bytes, &error)) {
+		memcpy(d->hist.bytes, ch->bytes, sizeof(d->hist.bytes));
+		d->hist.regions = (guint)ch->nr_regions;
+		return TRUE;
+	}
+	msg = g_strdup_printf("agent cold histogram refused: %s", error->message);
+	vr_domain_reject(d, g_get_monotonic_time(), msg); /* rate-limited */
+	vr_domain_set_error(d, msg);
+	vr_access_source_agent_forget(d->source);
+	return FALSE;
+}
+
 static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *fd)
 {
 	const struct vr_scheme *s = domain_pageout_scheme(d);
@@ -1242,8 +1279,16 @@ static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *
 	    h->memory_bytes != d->info.memory_bytes) {
 		g_autoptr(GError) error = NULL;
 		g_auto(vr_proto_regions) picture = { 0 };
+		struct vr_proto_cold_hist ch;
 
 		h->valid = FALSE;
+		/* An agent with the capability sends the histogram itself. */
+		if (vr_access_source_agent_wants_histogram(d->source) &&
+		    vr_access_source_agent_cold_hist(d->source, &ch)) {
+			if (!domain_take_cold_hist(d, &ch))
+				return FALSE;
+			goto valid;
+		}
 		if (!vr_access_source_get_regions(d->source, &picture, &error)) {
 			if (!g_error_matches(error, VR_ACCESS_SOURCE_ERROR,
 					     VR_ACCESS_SOURCE_ERROR_STATE)) {
@@ -1263,11 +1308,12 @@ static gboolean decide_domain_hist(struct vr_domain *d, struct vr_fleet_domain *
 			vr_access_source_agent_forget(d->source);
 			return FALSE;
 		}
+		h->regions = picture.regions ? picture.regions->len : 0;
+valid:
 		h->valid = TRUE;
 		h->picture_serial = serial;
 		h->policy_generation = d->policy_generation;
 		h->memory_bytes = d->info.memory_bytes;
-		h->regions = picture.regions ? picture.regions->len : 0;
 	}
 	memcpy(fd->hist_bytes, h->bytes, sizeof(fd->hist_bytes));
 	if (d->has_stats && d->stats.mem_total_bytes > 0)
@@ -1492,6 +1538,17 @@ static void act_agent_reclaim(struct vr_manager *m, struct vr_domain *d)
 			d, d->share_bytes, m->config->fleet_quota_reset_interval_ms);
 		req.set_policy.has_report_interval = TRUE;
 		req.set_policy.report_interval_ms = m->report_interval_ms;
+		/* An agent that sends cold histograms computes them under the
+		 * domain's own policy (the share changes the one it runs), named
+		 * by its generation; sent again when it changes, and to an agent
+		 * that came back. */
+		if (vr_access_source_agent_wants_histogram(d->source) && d->policy_generation &&
+		    (!d->policy_sent || d->agent_resync ||
+		     d->hist_sent_generation != d->policy_generation)) {
+			req.set_policy.generation = d->policy_generation;
+			req.set_policy.histogram_policy = vr_policy_copy(d->policy);
+			d->hist_sent_generation = d->policy_generation;
+		}
 		c->share_bytes = d->share_bytes;
 		if (!d->policy_sent || (d->sent_share_bytes == 0) != (d->share_bytes == 0)) {
 			if (d->share_bytes)

@@ -8,6 +8,11 @@
  * come after the source was stopped or freed (the session fails pending
  * calls only when it is freed itself), so each call holds a reference to the
  * source's state and a reply for an older generation is dropped.
+ *
+ * With set_histogram(), an agent with the "cold-histogram" capability is
+ * asked for its picture's histogram (get-cold-histogram) instead: the fleet
+ * needs no more, and the agent's line is 100 numbers instead of hundreds of
+ * regions. The last histogram is kept beside the last picture.
  */
 #include "access-source.h"
 
@@ -23,14 +28,19 @@ struct source_agent {
 	gboolean pending; /* a get-regions is under way */
 	struct vr_proto_regions picture;
 	gboolean has_picture;
-	uint64_t picture_serial; /* bumped by each picture that arrives */
+	uint64_t picture_serial; /* bumped by each picture or histogram that arrives */
+	gboolean histogram;	 /* set_histogram() */
+	struct vr_proto_cold_hist hist;
+	gboolean has_hist;
 	char *last_error;
 };
 
-/* The state of one call: the source's state (a reference) and its generation. */
+/* The state of one call: the source's state (a reference), its generation
+ * and its command (get-regions or get-cold-histogram). */
 struct agent_call {
 	struct source_agent *sa;
 	guint generation;
+	enum vr_proto_command command;
 };
 
 static void source_agent_unref(struct source_agent *sa)
@@ -42,6 +52,7 @@ static void source_agent_drop_picture(struct source_agent *sa)
 {
 	vr_proto_regions_clear(&sa->picture);
 	sa->has_picture = FALSE;
+	sa->has_hist = FALSE;
 }
 
 static void on_regions(struct vr_agent_session *s, struct vr_proto_message *reply,
@@ -64,8 +75,12 @@ static void on_regions(struct vr_agent_session *s, struct vr_proto_message *repl
 	if (error || reply->kind == VR_PROTO_MESSAGE_ERROR) {
 		g_free(sa->last_error);
 		sa->last_error = g_strdup(error ? error->message : reply->error.desc);
-		g_warning("%s: agent get-regions: %s", vr_agent_session_domain(sa->session),
-			  sa->last_error);
+		g_warning("%s: agent %s: %s", vr_agent_session_domain(sa->session),
+			  vr_proto_command_name(call->command), sa->last_error);
+	} else if (call->command == VR_PROTO_GET_COLD_HIST) {
+		sa->hist = reply->cold_hist;
+		sa->has_hist = TRUE;
+		sa->picture_serial++;
 	} else {
 		source_agent_drop_picture(sa);
 		sa->picture = reply->regions;
@@ -167,14 +182,18 @@ gboolean vr_access_source_agent_refresh(struct vr_access_source *src, GError **e
 	}
 	if (sa->pending)
 		return TRUE;
-	req.get_regions.max = VR_PROTO_MAX_REGIONS;
+	if (vr_access_source_agent_wants_histogram(src))
+		req.command = VR_PROTO_GET_COLD_HIST;
+	else
+		req.get_regions.max = VR_PROTO_MAX_REGIONS;
 	call = g_new0(struct agent_call, 1);
 	call->sa = g_rc_box_acquire(sa);
 	call->generation = sa->generation;
+	call->command = req.command;
 	if (!vr_agent_session_call(sa->session, &req, sa->timeout_ms, on_regions, call, error)) {
 		source_agent_unref(sa);
 		g_free(call);
-		g_prefix_error(error, "agent get-regions: ");
+		g_prefix_error(error, "agent %s: ", vr_proto_command_name(req.command));
 		return FALSE;
 	}
 	sa->pending = TRUE;
@@ -196,12 +215,42 @@ gboolean vr_access_source_agent_has_picture(const struct vr_access_source *src)
 {
 	const struct source_agent *sa = agent_priv((struct vr_access_source *)src);
 
-	return sa && sa->has_picture;
+	return sa && (sa->has_picture || sa->has_hist);
+}
+
+void vr_access_source_agent_set_histogram(struct vr_access_source *src, gboolean histogram)
+{
+	struct source_agent *sa = agent_priv(src);
+
+	if (sa)
+		sa->histogram = histogram;
+}
+
+gboolean vr_access_source_agent_wants_histogram(const struct vr_access_source *src)
+{
+	const struct source_agent *sa = agent_priv((struct vr_access_source *)src);
+	const struct vr_proto_hello *hello;
+
+	if (!sa || !sa->histogram)
+		return FALSE;
+	hello = vr_agent_session_hello(sa->session);
+	return hello && hello->cold_histogram;
+}
+
+gboolean vr_access_source_agent_cold_hist(const struct vr_access_source *src,
+					  struct vr_proto_cold_hist *out)
+{
+	const struct source_agent *sa = agent_priv((struct vr_access_source *)src);
+
+	if (!sa || !sa->has_hist)
+		return FALSE;
+	*out = sa->hist;
+	return TRUE;
 }
 
 uint64_t vr_access_source_agent_picture_serial(const struct vr_access_source *src)
 {
 	const struct source_agent *sa = agent_priv((struct vr_access_source *)src);
 
-	return sa && sa->has_picture ? sa->picture_serial : 0;
+	return sa && (sa->has_picture || sa->has_hist) ? sa->picture_serial : 0;
 }

@@ -8,7 +8,9 @@
  * The request a reply answers is found from its id: id N (1..1000) is the
  * command (N - 1) % 7 in the order of enum vr_proto_command (1 hello, 2
  * set-policy, 3 reclaim, 4 get-stats, 5 get-regions, 6 pause, 7 resume, 8
- * hello again...); any other id is no request waiting.
+ * hello again...); id 1001..1100 is get-cold-histogram (added after the
+ * corpus was seeded, so the old seeds keep their meaning); any other id is
+ * no request waiting.
  *
  * Checks: an error is in VR_PROTO_ERROR; a message accepted is one the
  * agent's encoders write as a message of the same kind (not a "failed"
@@ -19,14 +21,19 @@
 
 #include "proto-reader.h"
 
-/* Ids above this have no request waiting. */
-#define FUZZ_MAX_WAITING_ID 1000
+/* Ids above this have no request waiting; above the first, get-cold-histogram. */
+#define FUZZ_MAX_WAITING_ID   1000
+#define FUZZ_MAX_COLD_HIST_ID 1100
 
 static gboolean lookup(uint32_t id, enum vr_proto_command *command, gpointer user)
 {
 	(void)user;
-	if (id == 0 || id > FUZZ_MAX_WAITING_ID)
+	if (id == 0 || id > FUZZ_MAX_COLD_HIST_ID)
 		return FALSE;
+	if (id > FUZZ_MAX_WAITING_ID) {
+		*command = VR_PROTO_GET_COLD_HIST;
+		return TRUE;
+	}
 	*command = (enum vr_proto_command)((id - 1) % (VR_PROTO_RESUME + 1));
 	return TRUE;
 }
@@ -49,6 +56,8 @@ static char *encode(const struct vr_proto_message *m)
 		return vr_proto_encode_stats(m->id, &m->stats);
 	case VR_PROTO_GET_REGIONS:
 		return vr_proto_encode_regions(m->id, &m->regions);
+	case VR_PROTO_GET_COLD_HIST:
+		return vr_proto_encode_cold_hist(m->id, &m->cold_hist);
 	case VR_PROTO_RECLAIM:
 		return vr_proto_encode_reclaim_result(m->id, &m->reclaim);
 	case VR_PROTO_SET_POLICY:

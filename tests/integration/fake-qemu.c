@@ -10,7 +10,9 @@
  * unix socket (server=on, beside the QMP socket) is answered as a guest
  * agent would (common/protocol.h): hello, set-policy, get-regions (a
  * picture of --regions regions over the guest's memory, cold ones ageing,
- * hot ones accessed), get-stats, reclaim, pause, resume, and a report every
+ * hot ones accessed), get-cold-histogram (that picture's histogram under the
+ * histogram policy set-policy gave; --no-cold-histogram plays an agent from
+ * before it), get-stats, reclaim, pause, resume, and a report every
  * report interval once a policy set one (every --report-ms from the
  * connection on, whatever the policy says, with that option).
  *
@@ -101,6 +103,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fleet-quota.h"
 #include "protocol.h"
 
 /* The slow mode's pause between two bytes, us. */
@@ -132,7 +135,7 @@ enum counter {
 	CNT_AGENT_CONNECTS,
 	CNT_REPORTS,
 	CNT_AGENT_FIRST, /* + enum vr_proto_command */
-	NR_COUNTERS = CNT_AGENT_FIRST + VR_PROTO_RESUME + 1,
+	NR_COUNTERS = CNT_AGENT_FIRST + VR_PROTO_GET_COLD_HIST + 1,
 };
 
 enum kind {
@@ -193,7 +196,11 @@ struct conn {
  * @next_report_us, @seq: the next report's time and number.
  * @paused:	the host paused the agent.
  * @reclaimed_bytes: what the agent's reclaim commands gave back.
- * @get_regions: get-regions it answered (for --stats).
+ * @get_regions: get-regions and get-cold-histogram it answered (for
+ *		--stats: the pictures it sent, whole or as a histogram).
+ * @hist_generation, @hist_policy: the last set-policy's generation and
+ *		histogram policy (owned), 0 and NULL before one or after a
+ *		restart.
  * @agent_record_fd: where the agent records policies and reports
  *		(--agent-record), -1 for nowhere.
  * @agent_restart_path: the file that restarts the agent, or NULL.
@@ -224,6 +231,8 @@ struct domain {
 	gboolean paused;
 	uint64_t reclaimed_bytes;
 	uint64_t get_regions;
+	uint64_t hist_generation;
+	struct vr_policy *hist_policy;
 	int agent_record_fd;
 	char *agent_restart_path;
 	gint64 agent_started_us;
@@ -240,7 +249,7 @@ static char *opt_socket, *opt_name, *opt_uuid, *opt_record, *opt_stall, *opt_fle
 static char *opt_agent_record;
 static gint opt_count = 0, opt_regions = 300, opt_memory_mib = 0;
 static gint opt_report_ms = 0, opt_applied_kib = 0, opt_resident_mib = 0;
-static gboolean opt_agent, opt_no_record, opt_lie;
+static gboolean opt_agent, opt_no_record, opt_lie, opt_no_cold_hist;
 static char *opt_agent_fault;
 static gint opt_drop_after_ms = 2000, opt_away_ms = 3000;
 static gboolean opt_back_restarted;
@@ -753,6 +762,7 @@ static void agent_answer(struct conn *c, const char *line, gsize len)
 		h.free_page_reporting = TRUE;
 		h.has_reporting_order = TRUE;
 		h.reporting_order = 9;
+		h.cold_histogram = !opt_no_cold_hist;
 		agent_send(c, vr_proto_encode_hello(req.id, &h));
 		d->agent_up = TRUE;
 		break;
@@ -760,6 +770,13 @@ static void agent_answer(struct conn *c, const char *line, gsize len)
 	case VR_PROTO_SET_POLICY: {
 		uint64_t share = policy_share(req.set_policy.policy);
 
+		if (opt_no_cold_hist && req.set_policy.histogram_policy) {
+			/* What an older agent's decoder says. */
+			agent_send(c,
+				   vr_proto_encode_error(req.id, VR_PROTO_ERROR_INVALID_ARGUMENT,
+							 "arguments.generation: unknown argument"));
+			break;
+		}
 		if (req.set_policy.has_report_interval && !opt_report_ms) {
 			d->report_interval_ms = req.set_policy.report_interval_ms;
 			d->next_report_us =
@@ -768,6 +785,11 @@ static void agent_answer(struct conn *c, const char *line, gsize len)
 		d->share = share > 0;
 		if (fault == FAULT_DROP && d->share && !d->drop_at_us)
 			d->drop_at_us = g_get_monotonic_time() + (gint64)opt_drop_after_ms * 1000;
+		if (req.set_policy.histogram_policy) {
+			vr_policy_free(d->hist_policy);
+			d->hist_policy = g_steal_pointer(&req.set_policy.histogram_policy);
+			d->hist_generation = req.set_policy.generation;
+		}
 		agent_record(d, "set-policy", share);
 		agent_send(c, vr_proto_encode_empty(req.id));
 		break;
@@ -792,6 +814,39 @@ static void agent_answer(struct conn *c, const char *line, gsize len)
 		agent_picture(d, req.get_regions.max, &pic);
 		d->get_regions++;
 		agent_send(c, vr_proto_encode_regions(req.id, &pic));
+		break;
+	}
+	case VR_PROTO_GET_COLD_HIST: {
+		/* As the real agent (guest-agent/server.c): the picture under
+		 * the histogram policy's pageout scheme, with the host's rule
+		 * and no memory bound of its own, so a lying picture lies in
+		 * the histogram too. */
+		const struct vr_scheme *sc = vr_fleet_pageout_scheme(d->hist_policy);
+		g_auto(vr_proto_regions) pic = { 0 };
+		struct vr_proto_cold_hist hist = { .generation = d->hist_generation };
+
+		if (opt_no_cold_hist) {
+			agent_send(c, vr_proto_encode_error(req.id, VR_PROTO_ERROR_UNKNOWN_COMMAND,
+							    NULL));
+			break;
+		}
+		if (!sc) {
+			agent_send(c, vr_proto_encode_error(req.id, VR_PROTO_ERROR_FAILED,
+							    "no histogram policy yet"));
+			break;
+		}
+		agent_picture(d, VR_PROTO_MAX_REGIONS, &pic);
+		hist.sample_interval_us = pic.sample_interval_us;
+		hist.aggr_interval_us = pic.aggr_interval_us;
+		hist.nr_regions = pic.regions->len;
+		if (!vr_fleet_cold_histogram(pic.regions, pic.sample_interval_us,
+					     pic.aggr_interval_us, sc, VR_PROTO_MAX_INT, hist.bytes,
+					     &error)) {
+			agent_send(c, vr_proto_encode_gerror(req.id, error));
+			break;
+		}
+		d->get_regions++;
+		agent_send(c, vr_proto_encode_cold_hist(req.id, &hist));
 		break;
 	}
 	case VR_PROTO_PAUSE:
@@ -843,6 +898,8 @@ static void agent_reports(gint64 now)
 			d->share = FALSE;
 			d->paused = TRUE;
 			d->report_interval_ms = 0;
+			d->hist_generation = 0;
+			g_clear_pointer(&d->hist_policy, vr_policy_free);
 			agent_record(d, "restarted", 0);
 			if (!opt_report_ms)
 				continue; /* no report until a policy sets them */
@@ -927,6 +984,8 @@ static void agent_drops(gint64 now)
 				d->seq = 0;
 				d->share = FALSE;
 				d->paused = TRUE;
+				d->hist_generation = 0;
+				g_clear_pointer(&d->hist_policy, vr_policy_free);
 				agent_record(d, "restarted", 0);
 			}
 			d->agent_listen.fd = listen_on(d->agent_path);
@@ -1038,7 +1097,7 @@ static void write_stats(void)
 	g_string_append_printf(s, "agent-connects %" G_GUINT64_FORMAT "\n",
 			       counters[CNT_AGENT_CONNECTS]);
 	g_string_append_printf(s, "reports %" G_GUINT64_FORMAT "\n", counters[CNT_REPORTS]);
-	for (int cmd = 0; cmd <= VR_PROTO_RESUME; cmd++)
+	for (int cmd = 0; cmd <= VR_PROTO_GET_COLD_HIST; cmd++)
 		g_string_append_printf(s, "agent:%s %" G_GUINT64_FORMAT "\n",
 				       vr_proto_command_name(cmd), counters[CNT_AGENT_FIRST + cmd]);
 	for (guint i = 0; i < nr_domains; i++) {
@@ -1123,6 +1182,10 @@ int main(int argc, char **argv)
 		  "a fleet: record no commands", NULL },
 		{ "agent", 0, 0, G_OPTION_ARG_NONE, &opt_agent,
 		  "each domain has an agent port and answers as its agent", NULL },
+		{ "no-cold-histogram", 0, 0, G_OPTION_ARG_NONE, &opt_no_cold_hist,
+		  "the agent is one before get-cold-histogram: no capability in its hello, "
+		  "set-policy's generation refused, the command unknown",
+		  NULL },
 		{ "regions", 0, 0, G_OPTION_ARG_INT, &opt_regions,
 		  "regions in the agent's picture (1..512, default 300)", "N" },
 		{ "memory-mib", 0, 0, G_OPTION_ARG_INT, &opt_memory_mib,

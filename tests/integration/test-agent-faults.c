@@ -326,6 +326,13 @@ static guint count(const struct fake *f, const char *what)
 	return n;
 }
 
+/* The pictures @f's agent sent: get-regions, or get-cold-histogram from an
+ * agent with that capability (fake-qemu's by default). */
+static guint pictures(const struct fake *f)
+{
+	return count(f, "agent:get-regions") + count(f, "agent:get-cold-histogram");
+}
+
 /* Of @f's agent record, the lines "US @what VALUE": how many (and *@sum of
  * their values, may be NULL). */
 static guint agent_count(const struct fake *f, const char *what, uint64_t *sum)
@@ -546,7 +553,7 @@ Test(agent_faults, liar_loses_its_share, .timeout = 150)
  * half of the span's ticks asked for one. */
 static guint check_cadence(guint *before, gint64 *span_start)
 {
-	guint now = count(HONEST, "agent:get-regions");
+	guint now = pictures(HONEST);
 	gint64 t = g_get_monotonic_time();
 
 	if (t - *span_start < CADENCE_SPAN_MS * 1000LL)
@@ -585,7 +592,7 @@ Test(agent_faults, flood_is_cut_off, .timeout = 90)
 
 	/* The flood: status prompt, the honest domain at its cadence. */
 	t0 = span_start = g_get_monotonic_time();
-	before = count(HONEST, "agent:get-regions");
+	before = pictures(HONEST);
 	while (g_get_monotonic_time() - t0 < FLOOD_WATCH_MS * 1000LL) {
 		struct ctl_run r = ctl("status", "--json");
 
@@ -732,7 +739,7 @@ ParameterizedTest(struct drop_case *dc, agent_faults, dropped_agent_taken_back, 
 	wait_served(GONE);
 
 	span_start = g_get_monotonic_time();
-	before = count(HONEST, "agent:get-regions");
+	before = pictures(HONEST);
 	deadline = span_start + DROP_WAIT_MS * 1000LL;
 	for (;;) {
 		gint64 now = g_get_monotonic_time();

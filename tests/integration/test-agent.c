@@ -677,3 +677,37 @@ Test(agent, bad_arguments_are_named)
 	const char *const bad_policy[] = { "--socket", other, "--policy", policy, NULL };
 	expect_agent_fails(bad_policy, 2, "aggr_interval_us");
 }
+
+/* The agent has the "cold-histogram" capability: it computes the histogram
+ * of its picture (none with memcg: all zero, 0 regions) under the histogram
+ * policy of the last set-policy that gave one, tagged with its generation;
+ * before one, it answers "failed". */
+Test(agent, cold_histogram_under_the_generation_it_was_given)
+{
+	g_autoptr(vr_agent_client) c = connect_agent();
+	g_auto(vr_proto_request) hello = { .command = VR_PROTO_HELLO };
+	g_auto(vr_proto_request) get = { .command = VR_PROTO_GET_COLD_HIST };
+	g_auto(vr_proto_request) again = { .command = VR_PROTO_GET_COLD_HIST };
+	g_auto(vr_proto_request) set = { .command = VR_PROTO_SET_POLICY };
+	g_auto(vr_proto_message) r1 = { 0 }, r2 = { 0 }, r3 = { 0 }, r4 = { 0 };
+	g_autoptr(GError) error = NULL;
+
+	call_ok(c, &hello, &r1);
+	cr_assert(r1.hello.cold_histogram, "expected the cold-histogram capability in hello");
+
+	cr_assert(vr_agent_client_call(c, &get, 5000, &r2, NULL, &error), "%s",
+		  error ? error->message : "?");
+	cr_assert_eq(r2.kind, VR_PROTO_MESSAGE_ERROR, "expected no histogram before a policy");
+	cr_assert_eq(r2.error.cls, VR_PROTO_ERROR_FAILED);
+	cr_assert(strstr(r2.error.desc, "histogram policy"), "%s", r2.error.desc);
+
+	set.set_policy.policy = vr_policy_new_profile(NULL, NULL);
+	set.set_policy.histogram_policy = vr_policy_new_profile(NULL, NULL);
+	set.set_policy.generation = 7;
+	call_ok(c, &set, &r3);
+	call_ok(c, &again, &r4);
+	cr_assert_eq(r4.cold_hist.generation, 7);
+	cr_assert_eq(r4.cold_hist.nr_regions, 0, "memcg has no picture");
+	for (guint i = 0; i < VR_PROTO_COLD_HIST_BUCKETS; i++)
+		cr_assert_eq(r4.cold_hist.bytes[i], 0, "bucket %u of an empty picture", i);
+}

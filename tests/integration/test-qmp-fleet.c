@@ -12,7 +12,9 @@
  * The test reads each domain's record file: get-regions, hello and
  * set-policy for every one, and get-regions going on while it watches (a
  * domain the daemon forgot would stop); with pictures-per-tick below the
- * fleet's size, the pictures asked in turn. bench/fleet-scale measures the same
+ * fleet's size, the pictures asked in turn. Agents with the
+ * "cold-histogram" capability send the histogram instead of the picture;
+ * older ones (fake-qemu --no-cold-histogram) their picture. bench/fleet-scale measures the same
  * at 100 and 1000 domains.
  *
  * libvirt is the in-process test driver (test:///default): its domain is of
@@ -27,6 +29,7 @@
 #include <glib.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -107,15 +110,28 @@ static guint count(guint i, const char *command)
 	return n;
 }
 
-static void start_fake(void)
+/* The pictures domain @i's agent sent: get-regions, or get-cold-histogram
+ * (fake-qemu's agent has that capability). */
+static guint pictures(guint i)
+{
+	return count(i, "agent:get-regions") + count(i, "agent:get-cold-histogram");
+}
+
+/* The fleet's fake QEMU; @extra: one more argument, or NULL. */
+static void start_fake_with(const char *extra)
 {
 	g_autofree char *fleet = g_build_filename(dir, "fleet", NULL);
 	g_autofree char *log = g_build_filename(dir, "fake-qemu.log", NULL);
 	g_autofree char *count_arg = g_strdup_printf("%d", FLEET_SIZE);
-	const char *args[] = { "--fleet", fleet,       "--count", count_arg,
-			       "--agent", "--regions", "300",	  NULL };
+	const char *args[] = { "--fleet",   fleet, "--count", count_arg, "--agent",
+			       "--regions", "300", extra,     NULL };
 
 	fake_pid = test_fake_qemu_start(args, log);
+}
+
+static void start_fake(void)
+{
+	start_fake_with(NULL);
 }
 
 /* Start vreclaimd on the fleet, with @fleet_lines in its config's [fleet]. */
@@ -220,7 +236,7 @@ static guint least_regions(guint *which)
 	guint least = G_MAXUINT;
 
 	for (guint i = 0; i < FLEET_SIZE; i++) {
-		guint n = count(i, "agent:get-regions");
+		guint n = pictures(i);
 
 		if (n < least) {
 			least = n;
@@ -268,7 +284,7 @@ Test(qmp_fleet, every_domain_served)
 		cr_assert_eq(count(i, "qmp_capabilities"), 1,
 			     "expected one QMP connection for %s, got %u", name,
 			     count(i, "qmp_capabilities"));
-		before[i] = count(i, "agent:get-regions");
+		before[i] = pictures(i);
 	}
 
 	/* Served every tick while the test watches: each domain's pictures go
@@ -276,7 +292,7 @@ Test(qmp_fleet, every_domain_served)
 	g_usleep(WATCH_MS * 1000);
 	for (guint i = 0; i < FLEET_SIZE; i++) {
 		g_autofree char *name = domain_name(i);
-		guint got = count(i, "agent:get-regions") - before[i];
+		guint got = pictures(i) - before[i];
 
 		cr_assert_geq(got, WATCH_MS / INTERVAL_MS / 2,
 			      "expected %s asked for its picture about every %d ms, it got %u "
@@ -312,11 +328,11 @@ Test(qmp_fleet, pictures_in_turn)
 		g_usleep(POLL_US);
 	}
 	for (guint i = 0; i < FLEET_SIZE; i++)
-		before[i] = count(i, "agent:get-regions");
+		before[i] = pictures(i);
 	g_usleep(WATCH_MS * 1000);
 	for (guint i = 0; i < FLEET_SIZE; i++) {
 		g_autofree char *name = domain_name(i);
-		guint got = count(i, "agent:get-regions") - before[i];
+		guint got = pictures(i) - before[i];
 
 		cr_assert_geq(
 			got, 1,
@@ -361,7 +377,7 @@ Test(qmp_fleet, too_few_file_descriptors_said_at_start)
 		guint served_any = 0;
 
 		for (guint i = 0; i < FLEET_SIZE; i++)
-			served_any += count(i, "agent:get-regions") > 0;
+			served_any += pictures(i) > 0;
 		if (served_any)
 			break;
 		cr_assert(g_get_monotonic_time() < deadline,
@@ -373,4 +389,91 @@ Test(qmp_fleet, too_few_file_descriptors_said_at_start)
 	g_usleep(1000 * 1000);
 	cr_assert(waitpid(daemon_pid, NULL, WNOHANG) == 0,
 		  "expected vreclaimd running; its log:\n%s", daemon_log());
+}
+
+/* The fleet's domains all served, their pictures (or histograms) asked for;
+ * the daemon's status of each, by index, into @cold (cold bytes). */
+static void wait_fleet_cold(uint64_t *cold)
+{
+	gint64 deadline = g_get_monotonic_time() + DAEMON_WAIT_MS * 1000LL;
+
+	for (;;) {
+		g_autoptr(GString) others = g_string_new(NULL);
+		g_autoptr(GError) error = NULL;
+		g_autoptr(vr_control_client) c = NULL;
+		g_autoptr(GPtrArray) doms = NULL;
+		struct vr_daemon_status d;
+		guint which = 0, with_cold = 0;
+
+		cr_assert(waitpid(daemon_pid, NULL, WNOHANG) == 0, "vreclaimd exited; its log:\n%s",
+			  daemon_log());
+		c = vr_control_client_connect(socket_path, &error);
+		if (served(others) == FLEET_SIZE && least_regions(&which) > 0 && c &&
+		    vr_control_client_status(c, CALL_TIMEOUT_MS, &doms, &d, NULL, &error)) {
+			for (guint i = 0; i < doms->len; i++) {
+				const struct vr_domain_status *st = g_ptr_array_index(doms, i);
+				guint idx;
+
+				if (sscanf(st->name, "fleet-%u", &idx) != 1 || idx >= FLEET_SIZE)
+					continue;
+				cold[idx] = st->cold_bytes;
+				with_cold += st->cold_bytes > 0;
+			}
+			if (with_cold == FLEET_SIZE)
+				return;
+		}
+		cr_assert(g_get_monotonic_time() < deadline,
+			  "expected the %d domains served, each with cold bytes from its agent, "
+			  "within %d ms; not served: %s; the log:\n%s",
+			  FLEET_SIZE, DAEMON_WAIT_MS, others->str, daemon_log());
+		g_usleep(POLL_US);
+	}
+}
+
+/* With the capability, the fleet decision runs on the agents' histograms:
+ * every domain's cold bytes come from get-cold-histogram, and no picture is
+ * asked for. */
+Test(qmp_fleet, capable_agents_send_histograms)
+{
+	uint64_t cold[FLEET_SIZE] = { 0 };
+
+	start_fake();
+	start_daemon();
+	wait_fleet_cold(cold);
+	for (guint i = 0; i < FLEET_SIZE; i++) {
+		g_autofree char *name = domain_name(i);
+
+		cr_assert_geq(count(i, "agent:get-cold-histogram"), 1,
+			      "expected %s asked for its cold histogram", name);
+		cr_assert_eq(count(i, "agent:get-regions"), 0,
+			     "expected no picture asked of %s's capable agent, got %u", name,
+			     count(i, "agent:get-regions"));
+		cr_assert_gt(cold[i], 0, "expected cold bytes for %s", name);
+	}
+	cr_assert_null(strstr(daemon_log(), "refused"), "nothing refused expected; the log:\n%s",
+		       daemon_log());
+}
+
+/* An agent from before the capability gets no generation in set-policy
+ * (it would refuse it) and is asked for its picture, as before. */
+Test(qmp_fleet, older_agents_send_pictures)
+{
+	uint64_t cold[FLEET_SIZE] = { 0 };
+
+	start_fake_with("--no-cold-histogram");
+	start_daemon();
+	wait_fleet_cold(cold);
+	for (guint i = 0; i < FLEET_SIZE; i++) {
+		g_autofree char *name = domain_name(i);
+
+		cr_assert_geq(count(i, "agent:get-regions"), 1, "expected %s asked for its picture",
+			      name);
+		cr_assert_eq(count(i, "agent:get-cold-histogram"), 0,
+			     "expected no histogram asked of %s's older agent, got %u", name,
+			     count(i, "agent:get-cold-histogram"));
+		cr_assert_gt(cold[i], 0, "expected cold bytes for %s", name);
+	}
+	cr_assert_null(strstr(daemon_log(), "agent set-policy:"),
+		       "expected set-policy accepted by the older agents; the log:\n%s",
+		       daemon_log());
 }

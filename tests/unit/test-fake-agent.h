@@ -29,7 +29,7 @@
 
 #include "protocol.h"
 
-#define FAKE_AGENT_NR_COMMANDS (VR_PROTO_RESUME + 1)
+#define FAKE_AGENT_NR_COMMANDS (VR_PROTO_GET_COLD_HIST + 1)
 
 struct fake_agent_server;
 

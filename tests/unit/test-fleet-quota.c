@@ -880,3 +880,53 @@ Test(fleet_offer_hold, lasts_twice_the_minimum_age_within_bounds)
 			  cases[i].min_age_us, vr_fleet_offer_hold_us(s), cases[i].hold_us);
 	}
 }
+
+/* ---- a guest's own histogram (get-cold-histogram) ---- */
+
+TestSuite(fleet_guest_histogram, .description = "vr_fleet_check_cold_histogram(), "
+						"vr_fleet_pageout_scheme()");
+
+Test(fleet_guest_histogram, bounded_by_the_guest)
+{
+	const uint64_t guest = 1ULL << 30;
+	uint64_t hist[VR_MAX_SCORE + 1] = { 0 };
+	g_autoptr(GError) err = NULL;
+
+	cr_assert(vr_fleet_check_cold_histogram(hist, guest, &err), "all zero");
+	hist[VR_MAX_SCORE] = guest;
+	cr_assert(vr_fleet_check_cold_histogram(hist, guest, &err), "all the guest in one bucket");
+	hist[3] = 1;
+	cr_assert_not(vr_fleet_check_cold_histogram(hist, guest, &err), "one byte more");
+	cr_assert(err && strstr(err->message, "1073741825") && strstr(err->message, "1073741824"),
+		  "the message names the sum and the guest: %s", err ? err->message : "none");
+	g_clear_error(&err);
+	memset(hist, 0, sizeof(hist));
+	hist[42] = guest + 1;
+	cr_assert_not(vr_fleet_check_cold_histogram(hist, guest, &err), "one bucket above");
+	cr_assert(err && strstr(err->message, "bucket 42"), "names the bucket: %s",
+		  err ? err->message : "none");
+	g_clear_error(&err);
+	/* Buckets that would wrap a 64-bit sum. */
+	hist[42] = guest;
+	for (guint s = 0; s <= VR_MAX_SCORE; s++)
+		hist[s] = G_MAXUINT64 / 2;
+	cr_assert_not(vr_fleet_check_cold_histogram(hist, G_MAXUINT64 / 2, &err),
+		      "a sum that wraps is refused");
+}
+
+Test(fleet_guest_histogram, the_first_pageout_scheme)
+{
+	const char *doc = "{\"schemes\":[{\"name\":\"s\",\"action\":\"stat\"},"
+			  "{\"name\":\"p1\",\"action\":\"pageout\"},"
+			  "{\"name\":\"p2\",\"action\":\"pageout\"}]}";
+	const char *none = "{\"schemes\":[{\"name\":\"s\",\"action\":\"stat\"}]}";
+	g_autoptr(GError) err = NULL;
+	g_autoptr(vr_policy) p = vr_policy_parse(doc, -1, &err);
+	g_autoptr(vr_policy) q = vr_policy_parse(none, -1, &err);
+
+	cr_assert_not_null(p, "%s", err ? err->message : "");
+	cr_assert_not_null(q, "%s", err ? err->message : "");
+	cr_assert_str_eq(vr_fleet_pageout_scheme(p)->name, "p1");
+	cr_assert_null(vr_fleet_pageout_scheme(q));
+	cr_assert_null(vr_fleet_pageout_scheme(NULL));
+}

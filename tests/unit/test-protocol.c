@@ -130,6 +130,7 @@ static void assert_hello_equal(const struct vr_proto_hello *got, const struct vr
 	EQ(what, "has_reporting_order", !!got->has_reporting_order, !!want->has_reporting_order);
 	if (want->has_reporting_order)
 		EQ(what, "reporting_order", got->reporting_order, want->reporting_order);
+	EQ(what, "cold_histogram", !!got->cold_histogram, !!want->cold_histogram);
 }
 
 static void assert_stats_equal(const struct vr_agent_stats *got, const struct vr_agent_stats *want,
@@ -1832,6 +1833,8 @@ static char *encode_message(const struct vr_proto_message *m)
 		return vr_proto_encode_stats(m->id, &m->stats);
 	case VR_PROTO_GET_REGIONS:
 		return vr_proto_encode_regions(m->id, &m->regions);
+	case VR_PROTO_GET_COLD_HIST:
+		return vr_proto_encode_cold_hist(m->id, &m->cold_hist);
 	case VR_PROTO_RECLAIM:
 		return vr_proto_encode_reclaim_result(m->id, &m->reclaim);
 	default:
@@ -1938,4 +1941,250 @@ Test(proto_mutations, decoders_agree_with_encoders)
 		}
 	}
 	cr_assert_gt(accepted, 400, "the mutations should leave some lines valid (%u)", accepted);
+}
+
+/* ---- the cold histogram (capability "cold-histogram") ---- */
+
+TestSuite(proto_cold_hist, .description = "get-cold-histogram, its capability and generation");
+
+/* A get-cold-histogram reply: @nr buckets of @fill bytes, bucket @at (when
+ * < @nr; G_MAXUINT for none) of @at_value (a JSON literal), the other members as given. */
+static char *cold_line(const char *generation, const char *nr_regions, guint nr, uint64_t fill,
+		       guint at, const char *at_value)
+{
+	GString *s = g_string_new(NULL);
+
+	g_string_append_printf(s,
+			       "{\"vreclaim\":1,\"id\":9,\"return\":{\"generation\":%s,"
+			       "\"sample_interval_us\":5000,\"aggr_interval_us\":100000,"
+			       "\"nr_regions\":%s,\"bytes\":[",
+			       generation, nr_regions);
+	for (guint i = 0; i < nr; i++) {
+		if (i)
+			g_string_append_c(s, ',');
+		if (i == at)
+			g_string_append(s, at_value);
+		else
+			g_string_append_printf(s, "%" PRIu64, fill);
+	}
+	g_string_append(s, "]}}");
+	return g_string_free(s, FALSE);
+}
+
+static void decode_cold_refused(const char *line, const char *want, const char *what)
+{
+	struct pending p = { 9, VR_PROTO_GET_COLD_HIST };
+	g_auto(vr_proto_message) msg = { 0 };
+	g_autoptr(GError) err = NULL;
+
+	cr_assert_not(vr_proto_decode_message(line, strlen(line), lookup_pending, &p, &msg, &err),
+		      "%s: expected a refusal of %s", what, line);
+	assert_proto_error(err, VR_PROTO_ERROR_INVALID_ARGUMENT, want, what);
+	EQ(what, "id", msg.id, 9);
+}
+
+Test(proto_cold_hist, reply_round_trips)
+{
+	struct vr_proto_cold_hist want = {
+		.generation = 3,
+		.sample_interval_us = 5000,
+		.aggr_interval_us = 100000,
+		.nr_regions = VR_PROTO_MAX_REGIONS,
+	};
+	g_auto(vr_proto_message) msg = { 0 };
+	g_autofree char *line = NULL;
+
+	for (guint i = 0; i < VR_PROTO_COLD_HIST_BUCKETS; i++)
+		want.bytes[i] = (uint64_t)i * 4096 * 1021;
+	/* The last bucket takes what is left of the bound. */
+	want.bytes[VR_MAX_SCORE] =
+		VR_PROTO_MAX_INT - (uint64_t)VR_MAX_SCORE * (VR_MAX_SCORE - 1) / 2 * 4096 * 1021;
+	line = vr_proto_encode_cold_hist(9, &want);
+	assert_line(line, "cold histogram");
+	cr_assert(strstr(line, "\"return\":{\"generation\":3,") != NULL, "wire form: %s", line);
+	decode_message_ok(line, 9, VR_PROTO_GET_COLD_HIST, &msg, "cold histogram");
+	cr_assert_eq(msg.kind, VR_PROTO_MESSAGE_REPLY);
+	cr_assert_eq(msg.command, VR_PROTO_GET_COLD_HIST);
+	EQ("cold histogram", "generation", msg.cold_hist.generation, want.generation);
+	EQ("cold histogram", "sample", msg.cold_hist.sample_interval_us, want.sample_interval_us);
+	EQ("cold histogram", "aggr", msg.cold_hist.aggr_interval_us, want.aggr_interval_us);
+	EQ("cold histogram", "nr_regions", msg.cold_hist.nr_regions, want.nr_regions);
+	for (guint i = 0; i < VR_PROTO_COLD_HIST_BUCKETS; i++)
+		cr_assert_eq(msg.cold_hist.bytes[i], want.bytes[i],
+			     "bucket %u: %" PRIu64 " != %" PRIu64, i, msg.cold_hist.bytes[i],
+			     want.bytes[i]);
+}
+
+Test(proto_cold_hist, refuses_what_a_guest_cannot_mean)
+{
+	const guint n = VR_PROTO_COLD_HIST_BUCKETS;
+	g_autofree char *ok = cold_line("1", "300", n, 4096, G_MAXUINT, NULL);
+	g_autofree char *few = cold_line("1", "300", n - 1, 4096, G_MAXUINT, NULL);
+	g_autofree char *many = cold_line("1", "300", n + 1, 4096, G_MAXUINT, NULL);
+	g_autofree char *neg = cold_line("1", "300", n, 4096, 5, "-1");
+	g_autofree char *frac = cold_line("1", "300", n, 4096, 5, "1.5");
+	g_autofree char *big = cold_line("1", "300", n, 4096, 5, "9223372036854775808");
+	g_autofree char *sum = cold_line("1", "300", n, 4096, 7, "9223372036854775807");
+	g_autofree char *gen0 = cold_line("0", "300", n, 4096, G_MAXUINT, NULL);
+	g_autofree char *regs = cold_line("1", "513", n, 4096, G_MAXUINT, NULL);
+	g_auto(vr_proto_message) msg = { 0 };
+
+	decode_message_ok(ok, 9, VR_PROTO_GET_COLD_HIST, &msg, "a valid histogram");
+	decode_cold_refused(few, "return.bytes", "99 buckets");
+	decode_cold_refused(many, "return.bytes", "101 buckets");
+	decode_cold_refused(neg, "return.bytes[5]", "a negative bucket");
+	decode_cold_refused(frac, "return.bytes[5]", "a fraction");
+	decode_cold_refused(big, "return.bytes[5]", "a bucket beyond INT64_MAX");
+	decode_cold_refused(sum, "add up", "buckets whose sum is beyond INT64_MAX");
+	decode_cold_refused(gen0, "return.generation", "generation 0");
+	decode_cold_refused(regs, "return.nr_regions", "513 regions");
+	decode_cold_refused("{\"vreclaim\":1,\"id\":9,\"return\":{\"generation\":1,"
+			    "\"sample_interval_us\":5000,\"aggr_interval_us\":100000,"
+			    "\"nr_regions\":1}}",
+			    "return.bytes", "no buckets");
+	{
+		/* The intervals as a picture's: aggregation at least sampling. */
+		g_auto(GStrv) parts = g_strsplit(ok, "\"aggr_interval_us\":100000", 2);
+		g_autofree char *short_aggr = g_strjoinv("\"aggr_interval_us\":10", parts);
+
+		decode_cold_refused(short_aggr, "return.aggr_interval_us", "aggr below sample");
+	}
+}
+
+Test(proto_cold_hist, the_encoder_sends_failed_for_an_invalid_histogram)
+{
+	struct vr_proto_cold_hist bad = { .generation = 1,
+					  .sample_interval_us = 1,
+					  .aggr_interval_us = 1 };
+	g_auto(vr_proto_message) msg = { 0 };
+	g_autofree char *line = NULL;
+
+	bad.bytes[0] = VR_PROTO_MAX_INT;
+	bad.bytes[1] = 1;
+	line = vr_proto_encode_cold_hist(4, &bad);
+	decode_message_ok(line, 4, VR_PROTO_GET_COLD_HIST, &msg, "invalid histogram");
+	cr_assert_eq(msg.kind, VR_PROTO_MESSAGE_ERROR, "expected an error reply: %s", line);
+	cr_assert_eq(msg.error.cls, VR_PROTO_ERROR_FAILED);
+	cr_assert(strstr(msg.error.desc, "return.bytes[1]") != NULL, "%s", msg.error.desc);
+}
+
+Test(proto_cold_hist, hello_capability)
+{
+	struct vr_proto_hello h = sample_hello();
+	const char *base = "{\"vreclaim\":1,\"id\":1,\"return\":{\"version\":1,\"agent\":\"a\","
+			   "\"kernel\":\"k\",\"backends\":[\"damon\"],\"backend\":\"damon\","
+			   "\"free_page_reporting\":true";
+	static const struct {
+		const char *caps;
+		gboolean ok, cold;
+		const char *want;
+	} cases[] = {
+		{ "", TRUE, FALSE, NULL },
+		{ ",\"capabilities\":[]", TRUE, FALSE, NULL },
+		{ ",\"capabilities\":[\"cold-histogram\"]", TRUE, TRUE, NULL },
+		{ ",\"capabilities\":[\"from-the-future\",\"cold-histogram\"]", TRUE, TRUE, NULL },
+		{ ",\"capabilities\":[\"from-the-future\"]", TRUE, FALSE, NULL },
+		{ ",\"capabilities\":\"cold-histogram\"", FALSE, FALSE, "return.capabilities" },
+		{ ",\"capabilities\":[\"cold-histogram\",\"cold-histogram\"]", FALSE, FALSE,
+		  "return.capabilities[1]" },
+		{ ",\"capabilities\":[\"Cold\"]", FALSE, FALSE, "return.capabilities[0]" },
+		{ ",\"capabilities\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\"]",
+		  FALSE, FALSE, "at most 8" },
+	};
+
+	for (guint i = 0; i < 2; i++) {
+		g_autofree char *line = NULL;
+		g_auto(vr_proto_message) msg = { 0 };
+
+		h.cold_histogram = i;
+		line = vr_proto_encode_hello(1, &h);
+		cr_assert_eq(strstr(line, "\"capabilities\":[\"cold-histogram\"]") != NULL, !!i,
+			     "capability %u on the wire: %s", i, line);
+		decode_message_ok(line, 1, VR_PROTO_HELLO, &msg, "hello");
+		assert_hello_equal(&msg.hello, &h, "hello with and without the capability");
+	}
+	for (guint i = 0; i < ARRAY_LEN(cases); i++) {
+		g_autofree char *line = g_strdup_printf("%s%s}}", base, cases[i].caps);
+		struct pending p = { 1, VR_PROTO_HELLO };
+		g_auto(vr_proto_message) msg = { 0 };
+		g_autoptr(GError) err = NULL;
+		gboolean ok =
+			vr_proto_decode_message(line, strlen(line), lookup_pending, &p, &msg, &err);
+
+		cr_assert_eq(ok, cases[i].ok, "%s: expected %s, got %s", line,
+			     cases[i].ok ? "accepted" : "refused", err ? err->message : "accepted");
+		if (ok)
+			cr_assert_eq(!!msg.hello.cold_histogram, cases[i].cold, "%s", line);
+		else
+			assert_proto_error(err, VR_PROTO_ERROR_INVALID_ARGUMENT, cases[i].want,
+					   line);
+	}
+}
+
+Test(proto_cold_hist, set_policy_generation_and_request)
+{
+	g_auto(vr_proto_request) req = { .id = 5, .command = VR_PROTO_SET_POLICY };
+	g_auto(vr_proto_request) back = { 0 };
+	g_auto(vr_proto_request) get = { .id = 6, .command = VR_PROTO_GET_COLD_HIST };
+	g_auto(vr_proto_request) get_back = { 0 };
+	g_autoptr(GError) err = NULL;
+	g_autofree char *line = NULL, *get_line = NULL;
+
+	req.set_policy.policy = vr_policy_new_profile(NULL, NULL);
+	req.set_policy.generation = 12;
+	/* Without its policy, a generation is refused. */
+	line = vr_proto_encode_request(&req, &err);
+	cr_assert_null(line, "a generation without a histogram policy was encoded");
+	assert_proto_error(err, VR_PROTO_ERROR_INVALID_ARGUMENT, "arguments.generation",
+			   "generation alone");
+	g_clear_error(&err);
+	req.set_policy.histogram_policy = vr_policy_new_profile(NULL, NULL);
+	line = vr_proto_encode_request(&req, &err);
+	cr_assert_not_null(line, "%s", err ? err->message : "");
+	cr_assert(strstr(line, "\"generation\":12,\"histogram_policy\":{") != NULL, "%s", line);
+	decode_request_ok(line, &back, "set-policy with a generation");
+	EQ("set-policy", "generation", back.set_policy.generation, 12);
+	cr_assert_not_null(back.set_policy.histogram_policy);
+	{
+		g_autofree char *a = vr_policy_to_json(back.set_policy.histogram_policy);
+		g_autofree char *b = vr_policy_to_json(req.set_policy.histogram_policy);
+
+		cr_assert_str_eq(a, b);
+	}
+
+	/* The agent refuses one without the other, and generation 0. */
+	static const char *const refused[][2] = {
+		{ "{\"vreclaim\":1,\"id\":2,\"command\":\"set-policy\",\"arguments\":{\"policy\":{},"
+		  "\"generation\":3}}",
+		  "arguments.generation" },
+		{ "{\"vreclaim\":1,\"id\":2,\"command\":\"set-policy\",\"arguments\":{\"policy\":{},"
+		  "\"histogram_policy\":{}}}",
+		  "arguments.generation" },
+		{ "{\"vreclaim\":1,\"id\":2,\"command\":\"set-policy\",\"arguments\":{\"policy\":{},"
+		  "\"generation\":0,\"histogram_policy\":{}}}",
+		  "arguments.generation" },
+		{ "{\"vreclaim\":1,\"id\":2,\"command\":\"set-policy\",\"arguments\":{\"policy\":{},"
+		  "\"generation\":1,\"histogram_policy\":{\"schemes\":7}}}",
+		  "arguments.histogram_policy" },
+		{ "{\"vreclaim\":1,\"id\":2,\"command\":\"get-cold-histogram\",\"arguments\":{"
+		  "\"max\":3}}",
+		  "arguments" },
+	};
+	for (guint i = 0; i < ARRAY_LEN(refused); i++) {
+		g_auto(vr_proto_request) r = { 0 };
+		g_autoptr(GError) e = NULL;
+
+		cr_assert_not(vr_proto_decode_request(refused[i][0], strlen(refused[i][0]), &r, &e),
+			      "accepted: %s", refused[i][0]);
+		assert_proto_error(e, VR_PROTO_ERROR_INVALID_ARGUMENT, refused[i][1],
+				   refused[i][0]);
+		EQ(refused[i][0], "id", r.id, 2);
+	}
+
+	get_line = vr_proto_encode_request(&get, &err);
+	cr_assert_not_null(get_line);
+	cr_assert_str_eq(get_line,
+			 "{\"vreclaim\":1,\"id\":6,\"command\":\"get-cold-histogram\"}\n");
+	decode_request_ok(get_line, &get_back, "get-cold-histogram");
+	cr_assert_eq(get_back.command, VR_PROTO_GET_COLD_HIST);
 }

@@ -80,6 +80,8 @@ enum regions_mode {
  * @sample_us, @aggr_us, @regions: the picture of REGIONS_PICTURE.
  * @hold:		keep get-regions replies in @held until released.
  * @held:		the held reply lines (char *), oldest first.
+ * @cold_cap:	its hello has the "cold-histogram" capability.
+ * @hist:	what it answers get-cold-histogram with.
  */
 struct fake_agent {
 	struct fake_agent_server srv;
@@ -89,6 +91,8 @@ struct fake_agent {
 	GArray *regions;
 	gboolean hold;
 	GPtrArray *held;
+	gboolean cold_cap;
+	struct vr_proto_cold_hist hist;
 };
 
 static struct fake_agent *fa;
@@ -162,8 +166,11 @@ static void fake_on_request(struct fake_agent_server *srv, const struct vr_proto
 			.backends = { "damon" },
 			.nr_backends = 1,
 			.backend = "damon",
+			.cold_histogram = fa->cold_cap,
 		};
 		reply = vr_proto_encode_hello(req->id, &hello);
+	} else if (req->command == VR_PROTO_GET_COLD_HIST) {
+		reply = vr_proto_encode_cold_hist(req->id, &fa->hist);
 	} else if (req->command == VR_PROTO_GET_REGIONS) {
 		reply = fake_regions_reply(req->id);
 		if (fa->hold) {
@@ -432,7 +439,26 @@ static void teardown(void)
 	free_all();
 }
 
+/* The agent has the "cold-histogram" capability. */
+static void setup_cold(void)
+{
+	fake_new();
+	fa->cold_cap = TRUE;
+	fa->hist = (struct vr_proto_cold_hist){
+		.generation = 4,
+		.sample_interval_us = 5000,
+		.aggr_interval_us = 100000,
+		.nr_regions = 3,
+	};
+	fa->hist.bytes[VR_MAX_SCORE] = 64 * MIB;
+	fa->hist.bytes[10] = 8 * MIB;
+	fake_server_listen(&fa->srv);
+	session_start();
+	wait_session_up();
+}
+
 TestSuite(agent_source, .init = setup, .fini = teardown);
+TestSuite(agent_source_cold, .init = setup_cold, .fini = teardown);
 TestSuite(agent_source_down, .init = setup_no_agent, .fini = teardown);
 
 /* ---- 1. arguments ---- */
@@ -1031,5 +1057,96 @@ Test(agent_source_down, refresh_while_the_session_is_down)
 	wait_session_up();
 	refresh_and_wait(src, "the agent is there");
 	expect_picture(src, 5000, 100000, picture_b, G_N_ELEMENTS(picture_b), "the agent is there");
+	end_test();
+}
+
+/* ---- the cold histogram ---- */
+
+/* An agent without the capability is asked for its picture, however the
+ * source is set. */
+Test(agent_source, an_older_agent_is_asked_for_its_picture)
+{
+	struct vr_proto_cold_hist got;
+
+	fake_set_picture(5000, 100000, picture_a, G_N_ELEMENTS(picture_a));
+	src = agent_source_new(CALL_TIMEOUT_MS);
+	start_ok(src);
+	vr_access_source_agent_set_histogram(src, TRUE);
+	cr_assert_not(vr_access_source_agent_wants_histogram(src),
+		      "an agent without the capability cannot be asked for a histogram");
+	refresh_and_wait(src, "refresh");
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_REGIONS], 1, "expected one get-regions");
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_COLD_HIST], 0, "expected no histogram asked");
+	expect_picture(src, 5000, 100000, picture_a, G_N_ELEMENTS(picture_a), "the picture");
+	cr_assert_not(vr_access_source_agent_cold_hist(src, &got), "no histogram expected");
+	end_test();
+}
+
+/* A capable agent gives its picture until the source asks for histograms,
+ * then its histogram, kept and counted as a picture by the serial. */
+Test(agent_source_cold, a_capable_agent_gives_its_histogram)
+{
+	struct vr_proto_cold_hist got;
+	uint64_t serial;
+
+	fake_set_picture(5000, 100000, picture_a, G_N_ELEMENTS(picture_a));
+	src = agent_source_new(CALL_TIMEOUT_MS);
+	start_ok(src);
+	cr_assert_not(vr_access_source_agent_wants_histogram(src), "pictures by default");
+	refresh_and_wait(src, "picture");
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_REGIONS], 1, "expected one get-regions");
+	serial = vr_access_source_agent_picture_serial(src);
+
+	vr_access_source_agent_set_histogram(src, TRUE);
+	cr_assert(vr_access_source_agent_wants_histogram(src), "the agent has the capability");
+	refresh_and_wait(src, "histogram");
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_COLD_HIST], 1, "expected one histogram asked");
+	cr_assert_eq(fa->srv.requests[VR_PROTO_GET_REGIONS], 1, "expected no more pictures");
+	cr_assert(vr_access_source_agent_cold_hist(src, &got), "expected the histogram kept");
+	cr_assert_eq(got.generation, 4);
+	cr_assert_eq(got.nr_regions, 3);
+	cr_assert_eq(got.bytes[VR_MAX_SCORE], 64 * MIB);
+	cr_assert_eq(got.bytes[10], 8 * MIB);
+	cr_assert_gt(vr_access_source_agent_picture_serial(src), serial,
+		     "a histogram's arrival bumps the serial");
+	/* The picture that came before stays available. */
+	expect_picture(src, 5000, 100000, picture_a, G_N_ELEMENTS(picture_a), "the picture");
+
+	vr_access_source_agent_forget(src);
+	cr_assert_not(vr_access_source_agent_cold_hist(src, &got), "forget drops it");
+	end_test();
+}
+
+/* A histogram of more bytes than the guest has is refused by the session:
+ * one bucket, or the sum of buckets each within the guest. */
+Test(agent_source_cold, a_histogram_beyond_the_guest_is_refused)
+{
+	struct vr_proto_cold_hist got;
+
+	src = agent_source_new(CALL_TIMEOUT_MS);
+	start_ok(src);
+	vr_access_source_agent_set_histogram(src, TRUE);
+	memset(fa->hist.bytes, 0, sizeof(fa->hist.bytes));
+	fa->hist.bytes[0] = GUEST_MEM + 1;
+	refresh_and_wait(src, "one bucket too big");
+	cr_assert_not(vr_access_source_agent_cold_hist(src, &got),
+		      "a bucket above the guest's memory was taken");
+	cr_assert(vr_agent_session_last_error(session) &&
+			  strstr(vr_agent_session_last_error(session), "bucket 0"),
+		  "expected the session to name the bucket, got: %s",
+		  vr_agent_session_last_error(session) ? vr_agent_session_last_error(session) :
+							 "no error");
+
+	fa->hist.bytes[0] = GUEST_MEM / 2;
+	fa->hist.bytes[1] = GUEST_MEM / 2;
+	fa->hist.bytes[2] = 4096;
+	refresh_and_wait(src, "the sum too big");
+	cr_assert_not(vr_access_source_agent_cold_hist(src, &got),
+		      "buckets adding up above the guest's memory were taken");
+
+	fa->hist.bytes[2] = 0;
+	refresh_and_wait(src, "within the guest");
+	cr_assert(vr_access_source_agent_cold_hist(src, &got), "a histogram within the guest");
+	cr_assert_eq(got.bytes[0], GUEST_MEM / 2);
 	end_test();
 }
