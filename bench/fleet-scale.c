@@ -57,6 +57,7 @@ struct options {
 	char *csv;
 	gboolean keep;
 	gboolean pictures;
+	char *state_parent;
 };
 
 /**
@@ -100,6 +101,7 @@ struct result {
  */
 struct fleet {
 	char *dir;
+	char *state_dir;
 	GPid fake;
 	GPid daemon;
 };
@@ -143,19 +145,25 @@ reaped:
 	*pid = 0;
 }
 
+static void remove_tree(char **dir, gboolean keep)
+{
+	if (*dir && !keep) {
+		const char *argv[] = { "rm", "-rf", "--one-file-system", *dir, NULL };
+
+		g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL,
+			     NULL, NULL);
+	} else if (*dir) {
+		g_print("  (kept %s)\n", *dir);
+	}
+	g_clear_pointer(dir, g_free);
+}
+
 static void fleet_clear(struct fleet *f, gboolean keep)
 {
 	stop(&f->daemon, SIGTERM);
 	stop(&f->fake, SIGKILL);
-	if (f->dir && !keep) {
-		const char *argv[] = { "rm", "-rf", "--one-file-system", f->dir, NULL };
-
-		g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL,
-			     NULL, NULL);
-	} else if (f->dir) {
-		g_print("  (kept %s)\n", f->dir);
-	}
-	g_clear_pointer(&f->dir, g_free);
+	remove_tree(&f->state_dir, keep);
+	remove_tree(&f->dir, keep);
 }
 
 /* RLIMIT_NOFILE, soft and hard, to at least @need: the children inherit it. */
@@ -272,12 +280,32 @@ static gboolean start_fake(const struct options *opt, struct fleet *f, guint n, 
 	return TRUE;
 }
 
+/* vreclaimd's state folder: a temporary folder in --state-parent (tmpfs, as
+ * its default /run/vreclaim/state is), else in the fleet's folder. */
+static gboolean make_state_dir(const struct options *opt, struct fleet *f, GError **error)
+{
+	g_autofree char *tmpl = NULL;
+
+	if (!opt->state_parent || !*opt->state_parent) {
+		f->state_dir = g_build_filename(f->dir, "state", NULL);
+		return TRUE;
+	}
+	tmpl = g_build_filename(opt->state_parent, "vr-fleet-state-XXXXXX", NULL);
+	if (!g_mkdtemp_full(tmpl, 0700)) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "--state-parent %s: cannot make a folder there: %s", opt->state_parent,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	f->state_dir = g_steal_pointer(&tmpl);
+	return TRUE;
+}
+
 static gboolean start_daemon(const struct options *opt, struct fleet *f, guint n, GError **error)
 {
 	g_autofree char *config = g_build_filename(f->dir, "vreclaimd.conf", NULL);
 	g_autofree char *policies = g_build_filename(f->dir, "policies", NULL);
 	g_autofree char *ctl = g_build_filename(f->dir, "ctl.sock", NULL);
-	g_autofree char *state = g_build_filename(f->dir, "state", NULL);
 	g_autofree char *log = g_build_filename(f->dir, "vreclaimd.log", NULL);
 	g_autofree char *text = NULL;
 	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
@@ -295,7 +323,7 @@ static gboolean start_daemon(const struct options *opt, struct fleet *f, guint n
 			       "interval-ms = %d\n"
 			       "[host]\n"
 			       "watermark-metric = none\n",
-			       policies, state, ctl, opt->interval_ms);
+			       policies, f->state_dir, ctl, opt->interval_ms);
 	if (!g_file_set_contents(config, text, -1, error))
 		return FALSE;
 	g_ptr_array_add(argv, g_strdup(opt->vreclaimd));
@@ -354,6 +382,8 @@ static gboolean run_fleet(const struct options *opt, guint n, struct result *res
 	memset(res, 0, sizeof(*res));
 	res->domains = n;
 	f.dir = g_dir_make_tmp("vr-fleet-scale-XXXXXX", error);
+	if (f.dir && !make_state_dir(opt, &f, error))
+		goto out;
 	if (!f.dir || !start_fake(opt, &f, n, error) || !start_daemon(opt, &f, n, error))
 		goto out;
 	t0 = g_get_monotonic_time();
@@ -458,6 +488,10 @@ int main(int argc, char **argv)
 		  "agents without the cold-histogram capability: whole pictures (get-regions), as "
 		  "before it",
 		  NULL },
+		{ "state-parent", 0, 0, G_OPTION_ARG_FILENAME, &opt.state_parent,
+		  "make vreclaimd's state folder in DIR, '' for the fleet's own folder (default "
+		  "/dev/shm when it is a folder: tmpfs, as the default state-dir under /run)",
+		  "DIR" },
 		{ "keep", 0, 0, G_OPTION_ARG_NONE, &opt.keep,
 		  "keep each fleet's folder (logs, config)", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -485,6 +519,8 @@ int main(int argc, char **argv)
 			   "--regions 1..512\n");
 		return 2;
 	}
+	if (!opt.state_parent && g_file_test("/dev/shm", G_FILE_TEST_IS_DIR))
+		opt.state_parent = g_strdup("/dev/shm");
 	sizes = g_strsplit(opt.domains ? opt.domains : "10,100,1000", ",", -1);
 	for (guint i = 0; sizes[i]; i++) {
 		guint64 n = 0;
@@ -515,6 +551,9 @@ int main(int argc, char **argv)
 	g_print("fleet-scale: vreclaimd managing fake QEMUs with agents (--qmp), tick %d ms, %d "
 		"warm-up ticks, %d measured, %d regions a picture\n",
 		opt.interval_ms, opt.warmup, opt.ticks, opt.regions);
+	g_print("state files in %s\n", opt.state_parent && *opt.state_parent ?
+					       opt.state_parent :
+					       "each fleet's temporary folder");
 	g_print("cpu = utime + stime of every vreclaimd thread over the window; run it alone\n\n");
 	g_print("%7s %6s %8s %8s %10s %12s %9s %10s %7s %12s %6s %7s\n", "domains", "up_s", "cpu_s",
 		"cpu_%", "%/domain", "us/dom/tick", "rss_mib", "kib/domain", "threads",

@@ -32,7 +32,7 @@ G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)
  * operator turns it on per domain (or says "all"). */
 #define DEFAULT_MANAGE	       VR_MANAGE_OPT_IN
 #define DEFAULT_POLICY_DIR     "/etc/vreclaim/policies"
-#define DEFAULT_STATE_DIR      "/var/lib/vreclaim"
+#define DEFAULT_STATE_DIR      "/run/vreclaim/state"
 #define DEFAULT_CONTROL_SOCKET "/run/vreclaim/vreclaimd.sock"
 /* Owner (root) only: the socket changes policies and starts reclaim. */
 #define DEFAULT_CONTROL_SOCKET_MODE 0600U

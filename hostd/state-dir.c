@@ -26,8 +26,18 @@ static gboolean file_error(GError **error, int err, const char *what, const char
 
 gboolean vr_state_dir_prepare(const char *dir, GError **error)
 {
-	if (g_mkdir_with_parents(dir, 0700) < 0)
+	g_autofree char *parent = g_path_get_dirname(dir);
+
+	/* The folders above are made as the control socket's is (0755: the
+	 * default state folder is beside the socket, under /run/vreclaim);
+	 * only the state folder itself is private. */
+	if (g_mkdir_with_parents(parent, 0755) < 0)
+		return file_error(error, errno, "cannot make the folder of the state folder",
+				  parent);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return file_error(error, errno, "cannot make the state folder", dir);
+	if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+		return file_error(error, ENOTDIR, "the state folder is not a folder:", dir);
 	return TRUE;
 }
 

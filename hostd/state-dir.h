@@ -16,8 +16,10 @@
 #include "domain-state.h"
 
 /**
- * vr_state_dir_prepare() - make the folder @dir (mode 0700, with its parents)
- * when it does not exist. Return: FALSE with @error naming @dir.
+ * vr_state_dir_prepare() - make the folder @dir (mode 0700; its missing
+ * parents 0755, as the control socket's folder) when it does not exist.
+ * Return: FALSE with @error naming @dir (or the parent that could not be
+ * made), also when @dir exists and is not a folder.
  */
 gboolean vr_state_dir_prepare(const char *dir, GError **error);
 

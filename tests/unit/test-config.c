@@ -112,7 +112,7 @@ Test(config_defaults, values)
 	cr_assert_str_eq(c->connect_uri, "qemu:///system");
 	cr_assert_eq(c->manage, VR_MANAGE_OPT_IN, "only opted-in domains by default");
 	cr_assert_str_eq(c->policy_dir, "/etc/vreclaim/policies");
-	cr_assert_str_eq(c->state_dir, "/var/lib/vreclaim");
+	cr_assert_str_eq(c->state_dir, "/run/vreclaim/state");
 	cr_assert_str_eq(c->control_socket, "/run/vreclaim/vreclaimd.sock");
 	cr_assert_eq(c->control_socket_mode, 0600, "owner-only socket, got %o",
 		     c->control_socket_mode);

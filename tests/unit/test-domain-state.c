@@ -442,6 +442,29 @@ Test(state_dir, save_load_remove)
 	cr_assert(g_error_matches(none, G_FILE_ERROR, G_FILE_ERROR_NOENT));
 }
 
+Test(state_dir, modes_of_the_folders)
+{
+	g_autofree char *parent = g_build_filename(dir, "run", NULL);
+	g_autofree char *sub = g_build_filename(parent, "state", NULL);
+	g_autofree char *file = g_build_filename(dir, "plain", NULL);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GError) not_dir = NULL;
+	mode_t old = umask(0);
+	GStatBuf sb;
+
+	cr_assert(vr_state_dir_prepare(sub, &error), "%s", error ? error->message : "");
+	umask(old);
+	cr_assert_eq(g_stat(parent, &sb), 0);
+	cr_assert_eq(sb.st_mode & 0777, 0755, "the parent made %o, as the socket's folder",
+		     sb.st_mode & 0777);
+	cr_assert_eq(g_stat(sub, &sb), 0);
+	cr_assert_eq(sb.st_mode & 0777, 0700, "the state folder made %o", sb.st_mode & 0777);
+	cr_assert(vr_state_dir_prepare(sub, &error), "an existing folder is fine");
+	cr_assert(g_file_set_contents(file, "x", 1, NULL));
+	cr_assert(!vr_state_dir_prepare(file, &not_dir), "a plain file is no state folder");
+	cr_assert(strstr(not_dir->message, file), "the error names it: %s", not_dir->message);
+}
+
 Test(state_dir, corrupt_file_named)
 {
 	struct vr_domain_state out;
