@@ -136,6 +136,12 @@ lv_prepare_images() {
 # brings up all SMP vCPUs: two domains of two vCPUs each are four TCG threads
 # on a two-core host, where a vCPU waiting for another's IPI (TLB shootdowns
 # of reclaim) waits for a host time slice (docs/benchmarks-vm.md).
+#
+# The vCPUs are cores of one socket, as run-guest's `-smp N` makes them:
+# libvirt's default is one socket per vCPU, and with two sockets the test
+# guest ran vr-memload at a quarter of run-guest's speed (0.25 against 1.06
+# Mops/s, p50 1.44 against 0.59 us: most likely a slower clock source, the
+# TSC not trusted across sockets; docs/benchmarks-vm.md).
 lv_domain_xml() {
     local state=$1 name=$2 mem=$3 smp=$4 append=$5 metadata=$6
     local dir=$state/$name
@@ -151,7 +157,7 @@ lv_domain_xml() {
     <cmdline>console=ttyS0 panic=-1 quiet vr.swap=disk $append</cmdline>
   </os>
   <features><acpi/><apic/></features>
-  <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model><feature policy='require' name='rdrand'/></cpu>
+  <cpu mode='custom' match='exact'><model fallback='allow'>qemu64</model><topology sockets='1' dies='1' cores='$smp' threads='1'/><feature policy='require' name='rdrand'/></cpu>
   <on_poweroff>destroy</on_poweroff>
   <on_reboot>${lv_on_reboot:-destroy}</on_reboot>
   <on_crash>destroy</on_crash>
