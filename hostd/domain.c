@@ -85,16 +85,25 @@ void vr_domain_end_wait(struct vr_domain *d)
 		vr_domain_set_error(d, NULL);
 }
 
+void vr_domain_wait_for_swap(struct vr_domain *d, const struct vr_host_snapshot *host,
+			     gboolean full)
+{
+	g_autofree char *why = NULL;
+
+	if (!full) {
+		vr_domain_end_wait(d);
+		return;
+	}
+	why = vr_host_swap_full_reason(host);
+	vr_domain_wait(d, why);
+}
+
 void vr_domain_account_host_pageout(struct vr_domain *d, const struct vr_host_reclaim_result *res,
 				    const struct vr_host_snapshot *host)
 {
-	if (res->swap_full) {
-		g_autofree char *why = vr_host_swap_full_reason(host);
-
-		vr_domain_wait(d, why);
+	vr_domain_wait_for_swap(d, host, res->swap_full);
+	if (res->swap_full)
 		return;
-	}
-	vr_domain_end_wait(d);
 	vr_share_window_charge(&d->window, res->advised_bytes);
 	vr_domain_add_reclaimed(d, res->advised_bytes);
 }

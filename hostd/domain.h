@@ -243,6 +243,15 @@ void vr_domain_wait(struct vr_domain *d, const char *why);
 void vr_domain_end_wait(struct vr_domain *d);
 
 /**
+ * vr_domain_wait_for_swap() - @d's host-pageout waits on the host's swap
+ * (@full: vr_domain_wait() with vr_host_swap_full_reason() of @host) or no
+ * longer does (vr_domain_end_wait()). The decision's check of the swap and a
+ * step's result both say it through this.
+ */
+void vr_domain_wait_for_swap(struct vr_domain *d, const struct vr_host_snapshot *host,
+			     gboolean full);
+
+/**
  * vr_domain_account_host_pageout() - account one host-pageout step of @d:
  * @res from vr_host_reclaim_step_in_swap() (whether it succeeded or not),
  * @host the snapshot it was given.

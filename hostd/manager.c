@@ -1411,14 +1411,13 @@ static gboolean decide_domain_offer(struct vr_manager *m, struct vr_domain *d,
 		if (!s || !d->host_reclaim)
 			return FALSE;
 		/* A full host swap takes nothing: the quota goes to others. */
-		if (m->host_known && !vr_host_pageout_room(&m->host)) {
-			g_autofree char *why = vr_host_swap_full_reason(&m->host);
+		if (m->host_known) {
+			gboolean full = !vr_host_pageout_room(&m->host);
 
-			vr_domain_wait(d, why);
-			return FALSE;
+			vr_domain_wait_for_swap(d, &m->host, full);
+			if (full)
+				return FALSE;
 		}
-		if (m->host_known)
-			vr_domain_end_wait(d); /* the swap has room again */
 		if (!vr_host_reclaim_cold_histogram(d->host_reclaim, s, fd->hist_bytes, &error)) {
 			g_warning("%s: %s", d->name, error->message);
 			vr_domain_set_error(d, error->message);
