@@ -9,28 +9,30 @@
  * fails; session_disconnect() then bumps @conn_gen, so code that called out
  * to the daemon can see that the connection it was reading is gone.
  *
- * Lifetime: sources hold a plain pointer to the session and every dispatch
- * holds a reference while it runs, so vr_agent_session_free() from inside a
- * callback marks the session closed, tears everything down, and leaves the
- * memory to the last reference. After every callback the code checks that
- * the session is still open and on the same connection before going on.
+ * Lifetime: the watch and timers hold a plain pointer to the session and
+ * every callback holds a reference while it runs, so vr_agent_session_free()
+ * from inside a callback marks the session closed, tears everything down, and
+ * leaves the memory to the last reference. After every callback the code
+ * checks that the session is still open and on the same connection before
+ * going on.
  *
- * All sources are attached to the main context that was the thread default
- * when the session was made, and are destroyed through their GSource (never
- * by id, which would look in the global default context).
+ * The socket's watch and the timers live in the event hub of the main context
+ * that was the thread default when the session was made (event-hub.h): a
+ * fleet of a thousand sessions is one main-loop source, not two thousand,
+ * each walked and polled at every wakeup.
  */
 #define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC, MSG_NOSIGNAL */
 
 #include "agent-session.h"
 
 #include <errno.h>
-#include <glib-unix.h>
 #include <inttypes.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "event-hub.h"
 #include "fleet-quota.h"
 #include "guest-bounds.h"
 #include "ratelimit.h"
@@ -128,18 +130,18 @@ struct late_call {
  *		one per running dispatch.
  * @closed:	vr_agent_session_free() was called.
  * @domain, @path, @limits, @ops, @user_data: as given.
- * @context:	the main context the sources are attached to.
+ * @hub:	the event hub of the main context the session was made in (a
+ *		reference).
  * @state:	see enum session_state.
  * @conn_gen:	bumped each time a connection is torn down.
  * @fd:		the socket, -1 when none.
- * @io_src:	watches @fd: for the connect (CONNECTING) or for input.
- * @out_src:	watches @fd for output while @out holds bytes.
- * @retry_src:	the reconnect timer (WAITING).
- * @deadline_src, @deadline_src_us: the timer of the calls' deadlines and
- *		when it fires; NULL when none runs. One for all the calls,
- *		re-armed only when it fires: a timer source per call cost two
- *		main context wakeups per call, each a poll over every
- *		descriptor of the daemon (thousands with a large fleet).
+ * @watch:	watches @fd while it is open: for the connect (CONNECTING,
+ *		output), then for input, and for output too while @out holds
+ *		bytes the socket did not take.
+ * @retry:	the reconnect timer (WAITING).
+ * @deadline:	the timer of the calls' deadlines, at the first one; NULL
+ *		when no call is in flight. One for all the calls, re-armed
+ *		only when it fires or the last call ends.
  * @out:	bytes queued for the agent.
  * @reader:	cuts the input into lines; NULL when not connected.
  * @line_bucket, @byte_bucket: the input rate limits.
@@ -169,16 +171,14 @@ struct vr_agent_session {
 	struct vr_agent_session_limits limits;
 	struct vr_agent_session_ops ops;
 	gpointer user_data;
-	GMainContext *context;
+	struct vr_event_hub *hub;
 
 	enum session_state state;
 	uint64_t conn_gen;
 	int fd;
-	GSource *io_src;
-	GSource *out_src;
-	GSource *retry_src;
-	GSource *deadline_src;
-	gint64 deadline_src_us;
+	struct vr_hub_watch *watch;
+	struct vr_hub_timer *retry;
+	struct vr_hub_timer *deadline;
 	GString *out;
 	struct vr_proto_reader *reader;
 	struct vr_token_bucket line_bucket;
@@ -208,7 +208,6 @@ struct vr_agent_session {
 };
 
 static void session_connect(struct vr_agent_session *s);
-static gboolean session_on_readable(gint fd, GIOCondition cond, gpointer data);
 
 /* ---- pure checks ---- */
 
@@ -379,7 +378,7 @@ static void session_finalize(struct vr_agent_session *s)
 	g_hash_table_destroy(s->calls); /* empty: free() failed every call */
 	g_string_free(s->out, TRUE);
 	vr_proto_reader_free(s->reader);
-	g_main_context_unref(s->context);
+	vr_event_hub_unref(s->hub);
 	g_free(s->late);
 	g_free(s->last_error);
 	g_free(s->domain);
@@ -399,21 +398,10 @@ static gboolean session_gone(const struct vr_agent_session *s, uint64_t gen)
 	return s->closed || s->conn_gen != gen;
 }
 
-static void source_clear(GSource **src)
+static void timer_clear(struct vr_hub_timer **t)
 {
-	if (!*src)
-		return;
-	g_source_destroy(*src);
-	g_source_unref(*src);
-	*src = NULL;
-}
-
-static GSource *session_attach(struct vr_agent_session *s, GSource *src, GSourceFunc fn,
-			       gpointer data)
-{
-	g_source_set_callback(src, fn, data, NULL);
-	g_source_attach(src, s->context);
-	return src;
+	vr_hub_timer_cancel(*t);
+	*t = NULL;
 }
 
 /* @text made fit for a log: valid UTF-8 with control characters as '?'.
@@ -540,6 +528,8 @@ static void call_finish(struct vr_agent_session *s, struct session_call *call,
 			struct vr_proto_message *reply, const GError *error)
 {
 	g_hash_table_steal(s->calls, GUINT_TO_POINTER(call->id));
+	if (!g_hash_table_size(s->calls))
+		timer_clear(&s->deadline); /* nothing left to time out */
 	if (call->cb)
 		call->cb(s, reply, error, call->user_data);
 	g_free(call);
@@ -580,8 +570,7 @@ static void calls_fail_all(struct vr_agent_session *s, int code, const char *mes
 /* Close the connection (if any); the session is WAITING afterwards. */
 static void session_disconnect(struct vr_agent_session *s)
 {
-	source_clear(&s->io_src);
-	source_clear(&s->out_src);
+	g_clear_pointer(&s->watch, vr_hub_watch_remove);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
@@ -592,14 +581,13 @@ static void session_disconnect(struct vr_agent_session *s)
 	s->conn_gen++;
 }
 
-static gboolean session_on_retry(gpointer data)
+static void session_on_retry(gpointer data)
 {
 	struct vr_agent_session *s = session_ref(data);
 
-	source_clear(&s->retry_src);
+	s->retry = NULL; /* it fired */
 	session_connect(s);
 	session_unref(s);
-	return G_SOURCE_REMOVE;
 }
 
 /* Wait backoff_ms, then connect again; the next wait doubles up to the cap. */
@@ -607,8 +595,9 @@ static guint session_schedule_retry(struct vr_agent_session *s)
 {
 	guint wait_ms = s->backoff_ms;
 
-	source_clear(&s->retry_src);
-	s->retry_src = session_attach(s, g_timeout_source_new(wait_ms), session_on_retry, s);
+	timer_clear(&s->retry);
+	s->retry = vr_event_hub_add_timer(s->hub, g_get_monotonic_time() + (gint64)wait_ms * 1000,
+					  session_on_retry, s);
 	s->backoff_ms = (guint)MIN((uint64_t)wait_ms * 2, s->limits.backoff_max_ms);
 	return wait_ms;
 }
@@ -668,6 +657,18 @@ static void session_refuse(struct vr_agent_session *s, enum warn_kind kind, cons
 			     s->refused_here, s->limits.max_refused, why->message);
 }
 
+/* Whether the watch waits for room to write the rest of @out. */
+static gboolean session_waits_output(const struct vr_agent_session *s)
+{
+	return (vr_hub_watch_condition(s->watch) & G_IO_OUT) != 0;
+}
+
+/* Wait for input, and for output too when @output (connected only). */
+static void session_watch_output(struct vr_agent_session *s, gboolean output)
+{
+	vr_hub_watch_set_condition(s->watch, G_IO_IN | (output ? G_IO_OUT : 0));
+}
+
 static void session_flush(struct vr_agent_session *s)
 {
 	while (s->out->len) {
@@ -675,7 +676,7 @@ static void session_flush(struct vr_agent_session *s)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return; /* @out_src calls again */
+			return; /* the watch calls again */
 		if (n <= 0) {
 			int e = n < 0 ? errno : EPIPE;
 			session_down(s, VR_AGENT_SESSION_ERROR_CLOSED,
@@ -685,46 +686,30 @@ static void session_flush(struct vr_agent_session *s)
 		}
 		g_string_erase(s->out, 0, n);
 	}
-	source_clear(&s->out_src);
+	session_watch_output(s, FALSE);
 }
 
-static gboolean session_on_writable(gint fd, GIOCondition cond, gpointer data)
-{
-	struct vr_agent_session *s = session_ref(data);
-
-	(void)fd;
-	(void)cond;
-	session_flush(s);
-	session_unref(s);
-	return G_SOURCE_CONTINUE; /* session_flush() destroys the source when done */
-}
-
-static gboolean session_on_deadline(gpointer data);
+static void session_on_deadline(gpointer data);
 
 /* Arm the deadline timer for @deadline_us unless it fires before. */
 static void session_arm_deadline(struct vr_agent_session *s, gint64 deadline_us)
 {
-	gint64 wait_us;
-
-	if (s->deadline_src && s->deadline_src_us <= deadline_us)
+	if (s->deadline && vr_hub_timer_due(s->deadline) <= deadline_us)
 		return;
-	source_clear(&s->deadline_src);
-	wait_us = MAX(deadline_us - g_get_monotonic_time(), 0);
-	s->deadline_src = session_attach(s, g_timeout_source_new((guint)((wait_us + 999) / 1000)),
-					 session_on_deadline, s);
-	s->deadline_src_us = deadline_us;
+	timer_clear(&s->deadline);
+	s->deadline = vr_event_hub_add_timer(s->hub, deadline_us, session_on_deadline, s);
 }
 
 /*
  * Send what @out holds now, without blocking, and watch for output only
- * when some is left: most lines go at once, and a watch attached for them
- * cost a main context wakeup and a poll over every descriptor. An error is
- * left to the watch (session_flush() then takes the session down), so that
- * no callback runs inside vr_agent_session_call().
+ * when some is left: most lines go at once, and waiting for output first
+ * cost a main context wakeup per line. An error is left to the watch
+ * (session_flush() then takes the session down), so that no callback runs
+ * inside vr_agent_session_call().
  */
 static void session_send_now(struct vr_agent_session *s)
 {
-	while (s->out->len && !s->out_src) {
+	while (s->out->len && !session_waits_output(s)) {
 		ssize_t n = send(s->fd, s->out->str, s->out->len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -732,9 +717,8 @@ static void session_send_now(struct vr_agent_session *s)
 			break;
 		g_string_erase(s->out, 0, n);
 	}
-	if (s->out->len && !s->out_src)
-		s->out_src = session_attach(s, g_unix_fd_source_new(s->fd, G_IO_OUT),
-					    G_SOURCE_FUNC(session_on_writable), s);
+	if (s->out->len)
+		session_watch_output(s, TRUE);
 }
 
 static uint32_t session_next_id(struct vr_agent_session *s)
@@ -836,13 +820,13 @@ static gboolean session_call_timed_out(struct vr_agent_session *s, struct sessio
 
 /* The deadline timer: time out the calls whose deadline passed, oldest
  * first, and arm it again for the next one. */
-static gboolean session_on_deadline(gpointer data)
+static void session_on_deadline(gpointer data)
 {
 	struct vr_agent_session *s = session_ref(data);
 	struct session_call *call;
 	gint64 next_us = 0;
 
-	g_source_unref(g_steal_pointer(&s->deadline_src)); /* returning REMOVE destroys it */
+	s->deadline = NULL; /* it fired */
 	while ((call = calls_first_deadline(s, &next_us))) {
 		if (next_us > g_get_monotonic_time()) {
 			session_arm_deadline(s, next_us);
@@ -852,7 +836,6 @@ static gboolean session_on_deadline(gpointer data)
 			break;
 	}
 	session_unref(s);
-	return G_SOURCE_REMOVE;
 }
 
 /* The socket is connected: start reading and say hello. */
@@ -869,8 +852,7 @@ static void session_connected(struct vr_agent_session *s)
 	vr_token_bucket_init(&s->byte_bucket, s->limits.bytes_per_s, s->limits.burst_bytes, now_us);
 	s->refused_here = 0;
 	s->timeouts_in_row = 0;
-	s->io_src = session_attach(s, g_unix_fd_source_new(s->fd, G_IO_IN | G_IO_HUP | G_IO_ERR),
-				   G_SOURCE_FUNC(session_on_readable), s);
+	session_watch_output(s, FALSE);
 	g_debug("domain %s: connected to %s, saying hello", s->domain, s->path);
 
 	struct vr_proto_request req = { .command = VR_PROTO_HELLO };
@@ -897,15 +879,13 @@ static void session_connect_failed(struct vr_agent_session *s, int errnum)
 	session_set_last_error(s, error->message);
 }
 
-static gboolean session_on_connect(gint fd, GIOCondition cond, gpointer data)
+/* The non-blocking connect ended (the socket is writable). */
+static void session_on_connect(struct vr_agent_session *s)
 {
-	struct vr_agent_session *s = session_ref(data);
 	int err = 0;
 	socklen_t len = sizeof(err);
 
-	(void)cond;
-	source_clear(&s->io_src);
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+	if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 		err = errno;
 	if (err) {
 		session_disconnect(s);
@@ -913,8 +893,42 @@ static gboolean session_on_connect(gint fd, GIOCondition cond, gpointer data)
 	} else {
 		session_connected(s);
 	}
+}
+
+static void session_read(struct vr_agent_session *s, GIOCondition cond);
+
+/* The socket is ready: the connect ended, or room to write, or input. */
+static void session_on_io(int fd, GIOCondition cond, gpointer data)
+{
+	struct vr_agent_session *s = session_ref(data);
+	uint64_t gen = s->conn_gen;
+
+	(void)fd;
+	if (s->state == STATE_CONNECTING) {
+		session_on_connect(s);
+	} else {
+		if (cond & G_IO_OUT)
+			session_flush(s);
+		if (!session_gone(s, gen) && (cond & (G_IO_IN | G_IO_HUP | G_IO_ERR)))
+			session_read(s, cond);
+	}
 	session_unref(s);
-	return G_SOURCE_REMOVE;
+}
+
+/* Make @fd the session's socket and watch it for @cond. FALSE (the
+ * descriptor closed) when epoll refuses it, which it does not for a socket. */
+static gboolean session_set_socket(struct vr_agent_session *s, int fd, GIOCondition cond)
+{
+	g_autoptr(GError) error = NULL;
+
+	s->watch = vr_event_hub_watch(s->hub, fd, cond, session_on_io, s, &error);
+	if (!s->watch) {
+		g_warning("domain %s: %s", s->domain, error->message);
+		close(fd);
+		return FALSE;
+	}
+	s->fd = fd;
+	return TRUE;
 }
 
 /* One non-blocking connect attempt. */
@@ -929,15 +943,17 @@ static void session_connect(struct vr_agent_session *s)
 	}
 	memcpy(sa.sun_path, s->path, strlen(s->path) + 1); /* length checked by _new() */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		s->fd = fd;
-		session_connected(s);
+		if (session_set_socket(s, fd, G_IO_IN))
+			session_connected(s);
+		else
+			session_connect_failed(s, EINVAL);
 		return;
 	}
 	if (errno == EINPROGRESS) {
-		s->fd = fd;
-		s->state = STATE_CONNECTING;
-		s->io_src = session_attach(s, g_unix_fd_source_new(fd, G_IO_OUT),
-					   G_SOURCE_FUNC(session_on_connect), s);
+		if (session_set_socket(s, fd, G_IO_OUT))
+			s->state = STATE_CONNECTING;
+		else
+			session_connect_failed(s, EINVAL);
 		return;
 	}
 	/* EAGAIN on a unix socket: the listener's backlog is full; retry later. */
@@ -1208,16 +1224,6 @@ static void session_read(struct vr_agent_session *s, GIOCondition cond)
 	}
 }
 
-static gboolean session_on_readable(gint fd, GIOCondition cond, gpointer data)
-{
-	struct vr_agent_session *s = session_ref(data);
-
-	(void)fd;
-	session_read(s, cond);
-	session_unref(s);
-	return G_SOURCE_CONTINUE; /* a closed connection destroyed the source */
-}
-
 /* ---- public ---- */
 
 struct vr_agent_session *vr_agent_session_new(const char *domain, const char *path,
@@ -1244,15 +1250,22 @@ struct vr_agent_session *vr_agent_session_new(const char *domain, const char *pa
 		return NULL;
 	}
 
+	struct vr_event_hub *hub =
+		vr_event_hub_ref_for_context(g_main_context_get_thread_default(), error);
+	if (!hub) {
+		g_prefix_error(error, "domain %s: ", domain);
+		return NULL;
+	}
+
 	struct vr_agent_session *s = g_new0(struct vr_agent_session, 1);
 	s->ref = 1;
+	s->hub = hub;
 	s->domain = g_strdup(domain);
 	s->path = g_strdup(path);
 	s->limits = *limits;
 	if (ops)
 		s->ops = *ops;
 	s->user_data = user_data;
-	s->context = g_main_context_ref_thread_default();
 	s->fd = -1;
 	s->out = g_string_new(NULL);
 	s->calls = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -1273,8 +1286,8 @@ void vr_agent_session_free(struct vr_agent_session *s)
 		return;
 	s->closed = TRUE;
 	session_disconnect(s);
-	source_clear(&s->retry_src);
-	source_clear(&s->deadline_src);
+	timer_clear(&s->retry);
+	timer_clear(&s->deadline);
 	g_autofree char *message =
 		g_strdup_printf("domain %s: the session with the agent was freed", s->domain);
 	calls_fail_all(s, VR_AGENT_SESSION_ERROR_CANCELLED, message, FALSE, TRUE);
@@ -1320,9 +1333,9 @@ gboolean vr_agent_session_call(struct vr_agent_session *s, struct vr_proto_reque
 
 void vr_agent_session_kick(struct vr_agent_session *s)
 {
-	if (s->closed || s->state != STATE_WAITING || !s->retry_src)
+	if (s->closed || s->state != STATE_WAITING || !s->retry)
 		return;
-	source_clear(&s->retry_src);
+	timer_clear(&s->retry);
 	session_connect(s);
 }
 
