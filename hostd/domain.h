@@ -71,7 +71,7 @@ struct vr_domain_hist {
  * @session:		the session with its agent; NULL without a channel.
  * @qmp_path:		for a QEMU given by --qmp: its QMP socket; NULL for a
  *			libvirt domain. Owned.
- * @monitor:		the worker thread of its QEMU monitor (own QMP client
+ * @monitor:		the worker of its QEMU monitor (own QMP client
  *			for a --qmp QEMU, libvirt's for a libvirt domain):
  *			every QMP command runs there, never on the main loop;
  *			its stall makes the domain degraded. NULL until

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A QEMU monitor's worker thread: a job queue, results handed back to the
- * main context as idle sources, and a watchdog on the command that runs.
- * See monitor-worker.h.
+ * A QEMU monitor's worker: its jobs run on a thread of the process's pool,
+ * results are handed back to the main context as idle sources, and a
+ * watchdog watches the command that runs. See monitor-worker.h.
  *
  * Three parties share struct worker_core: the main context (through the
- * handle, struct vr_monitor_worker), the worker thread, and each job on its
- * way back. It is reference-counted, and its members say who may touch
- * them; the handle is the main context's alone.
+ * handle, struct vr_monitor_worker), the pool thread that runs the worker's
+ * job, and each job on its way back. It is reference-counted, and its
+ * members say who may touch them; the handle is the main context's alone.
+ *
+ * The pool: WORKER_POOL_THREADS threads for every worker of the process
+ * (a thread per domain was a thousand idle threads and 30 MiB for a
+ * thousand domains), one more for each job the watchdog found stalled
+ * while it still runs, so that stalled QEMUs hold their own threads and the
+ * others are served as usual (libvirt's passthrough has no timeout: its
+ * command may hold a thread for as long as libvirt waits).
  */
 #include "monitor-worker.h"
 
@@ -22,38 +29,48 @@
  * capabilities negotiation (vr_qemu_monitor_connect()). */
 #define WORKER_CONNECT "(connect)"
 
+/* The pool's threads while no job is stalled: jobs last milliseconds, and
+ * a domain has at most one outstanding. */
+#define WORKER_POOL_THREADS 4
+
 /**
- * struct worker_core - what the main context and the worker thread share.
- * @jobs:	queued jobs (struct job *), in order; a job with @quit set
- *		ends the thread. Thread-safe.
+ * struct worker_core - what the main context and the pool threads share.
  * @mon:	the monitor jobs run on: the worker's monitor wrapped by
- *		tracked_ops. The worker thread's alone once it started.
+ *		tracked_ops. Touched only by the thread that runs the worker's
+ *		job (one at a time), and freed on a pool thread: after the job
+ *		that runs when the worker is freed, else by a quit job.
  * @ctx:	where results go (a reference).
- * @lock:	guards @command_since_us and @command.
+ * @lock:	guards @command_since_us, @command, @running and @closing.
  * @command_since_us: monotonic time the running command was sent, 0 when
  *		none runs (between commands, between jobs). Under @lock.
  * @command:	its name. Under @lock.
+ * @running:	a job was submitted and has not finished its run. Under @lock.
+ * @closing:	vr_monitor_worker_free() was called. Under @lock.
  * @slowest_us, @slowest: the longest command of the running job and its
- *		name. Worker thread only.
+ *		name. The running job's thread only.
  * @owner:	the handle, NULL once vr_monitor_worker_free() let it go.
  *		Main context only.
+ * @stall_counted: the job outstanding was found stalled and counted in the
+ *		pool's stalled jobs. Main context only.
  */
 struct worker_core {
-	GAsyncQueue *jobs;
 	struct vr_qemu_monitor *mon;
 	GMainContext *ctx;
 	GMutex lock;
 	gint64 command_since_us;
 	char command[WORKER_COMMAND_SIZE];
+	gboolean running;
+	gboolean closing;
 	gint64 slowest_us;
 	char slowest[WORKER_COMMAND_SIZE];
 	struct vr_monitor_worker *owner;
+	gboolean stall_counted;
 };
 
 /**
  * struct job - one job, from vr_monitor_worker_submit() to its done callback.
- * @core:	a reference, for the way back (NULL for the quit job).
- * @quit:	the thread's last job: it ends the thread.
+ * @core:	a reference.
+ * @quit:	the worker's last job: it frees the monitor.
  * @what:	what it does, for the log (static).
  * @run, @done, @data, @free_data, @user_data: as submitted.
  * @error:	what @run failed with, NULL on success.
@@ -104,8 +121,7 @@ static void core_clear(gpointer data)
 {
 	struct worker_core *core = data;
 
-	g_async_queue_unref(core->jobs);
-	vr_qemu_monitor_free(core->mon);
+	vr_qemu_monitor_free(core->mon); /* NULL but when the pool refused it */
 	g_main_context_unref(core->ctx);
 	g_mutex_clear(&core->lock);
 }
@@ -132,12 +148,44 @@ static void job_free(gpointer data)
 	g_free(job);
 }
 
+/* ---- the pool --------------------------------------------------------- */
+
+/* The pool of every worker of the process, made at the first worker, and
+ * the jobs that hold one of its threads stalled (pool_count_stall()). */
+G_LOCK_DEFINE_STATIC(pool);
+static GThreadPool *pool;
+static guint pool_stalled;
+
+static void pool_run(gpointer data, gpointer unused);
+
+static GThreadPool *pool_get(GError **error)
+{
+	GThreadPool *p;
+
+	G_LOCK(pool);
+	if (!pool)
+		pool = g_thread_pool_new(pool_run, NULL, WORKER_POOL_THREADS, TRUE, error);
+	p = pool;
+	G_UNLOCK(pool);
+	return p;
+}
+
+/* A job found stalled holds a thread until it ends (@stalled): one thread
+ * more meanwhile, and one less when it ended. */
+static void pool_count_stall(gboolean stalled)
+{
+	G_LOCK(pool);
+	pool_stalled = stalled ? pool_stalled + 1 : pool_stalled - 1;
+	g_thread_pool_set_max_threads(pool, (gint)(WORKER_POOL_THREADS + pool_stalled), NULL);
+	G_UNLOCK(pool);
+}
+
 /* ---- the tracked monitor: each command's start and end, for the watchdog -- */
 
 /**
  * struct tracked - the state of the tracking transport.
- * @core:	the worker it reports to (not a reference: the worker thread
- *		frees the monitor before it drops its own).
+ * @core:	the worker it reports to (not a reference: the monitor is
+ *		freed before the core, see worker_core's @mon).
  * @inner:	the monitor it wraps, owned.
  */
 struct tracked {
@@ -340,6 +388,10 @@ static gboolean watchdog_fire(gpointer data)
 	g_strlcpy(command, w->core->command, sizeof(command));
 	g_mutex_unlock(&w->core->lock);
 	if (since_us && now - since_us >= timeout_us) {
+		if (!w->core->stall_counted) {
+			w->core->stall_counted = TRUE;
+			pool_count_stall(TRUE);
+		}
 		worker_stall(w, no_answer_reason(w, command));
 		return G_SOURCE_REMOVE; /* the result says the rest */
 	}
@@ -355,6 +407,10 @@ static gboolean job_deliver(gpointer data)
 	struct job *job = data;
 	struct vr_monitor_worker *w = job->core->owner;
 
+	if (job->core->stall_counted) {
+		job->core->stall_counted = FALSE;
+		pool_count_stall(FALSE);
+	}
 	if (!w) {
 		g_debug("a result of the QEMU monitor (%s) came after its domain went: dropped",
 			job->what);
@@ -370,40 +426,44 @@ static gboolean job_deliver(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-/* ---- the thread ----------------------------------------------------------- */
+/* ---- the pool's threads --------------------------------------------------- */
 
-static gpointer worker_main(gpointer data)
+static void pool_run(gpointer data, gpointer unused)
 {
-	struct worker_core *core = data;
+	struct job *job = data;
+	struct worker_core *core = job->core;
+	gboolean closing;
+	GSource *src;
 
-	for (;;) {
-		struct job *job = g_async_queue_pop(core->jobs);
-		GSource *src;
-
-		if (job->quit) {
-			job_free(job);
-			break;
-		}
-		core->slowest_us = 0;
-		core->slowest[0] = '\0';
-		if (!job->run(core->mon, job->data, &job->error) && !job->error)
-			g_set_error(&job->error, G_IO_ERROR, G_IO_ERROR_FAILED,
-				    "the QEMU monitor job %s failed without saying why", job->what);
-		job->slowest_us = core->slowest_us;
-		g_strlcpy(job->slowest, core->slowest, sizeof(job->slowest));
-		/* An idle source, never g_main_context_invoke(): that could run
-		 * the callback on this thread when the context is free. */
-		src = g_idle_source_new();
-		g_source_set_priority(src, G_PRIORITY_DEFAULT);
-		g_source_set_callback(src, job_deliver, job, job_free);
-		g_source_attach(src, core->ctx);
-		g_source_unref(src);
+	(void)unused;
+	if (job->quit) {
+		/* Not on the main loop: closing libvirt's domain reference may
+		 * talk to libvirtd. */
+		g_clear_pointer(&core->mon, vr_qemu_monitor_free);
+		job_free(job);
+		return;
 	}
-	/* The monitor was this thread's: it closes here, not on the main loop
-	 * (closing libvirt's domain reference may talk to libvirtd). */
-	g_clear_pointer(&core->mon, vr_qemu_monitor_free);
-	core_unref(core);
-	return NULL;
+	core->slowest_us = 0;
+	core->slowest[0] = '\0';
+	if (!job->run(core->mon, job->data, &job->error) && !job->error)
+		g_set_error(&job->error, G_IO_ERROR, G_IO_ERROR_FAILED,
+			    "the QEMU monitor job %s failed without saying why", job->what);
+	job->slowest_us = core->slowest_us;
+	g_strlcpy(job->slowest, core->slowest, sizeof(job->slowest));
+	g_mutex_lock(&core->lock);
+	core->running = FALSE;
+	closing = core->closing;
+	g_mutex_unlock(&core->lock);
+	/* The worker was freed while this job ran: no quit job comes. */
+	if (closing)
+		g_clear_pointer(&core->mon, vr_qemu_monitor_free);
+	/* An idle source, never g_main_context_invoke(): that could run the
+	 * callback on this thread when the context is free. */
+	src = g_idle_source_new();
+	g_source_set_priority(src, G_PRIORITY_DEFAULT);
+	g_source_set_callback(src, job_deliver, job, job_free);
+	g_source_attach(src, core->ctx);
+	g_source_unref(src);
 }
 
 /* ---- the handle ------------------------------------------------------------- */
@@ -414,12 +474,10 @@ struct vr_monitor_worker *vr_monitor_worker_new(const char *name, struct vr_qemu
 	struct worker_core *core;
 	struct vr_monitor_worker *w;
 	struct tracked *t;
-	GThread *thread;
 
 	g_return_val_if_fail(name != NULL && mon != NULL, NULL);
 
 	core = g_atomic_rc_box_new0(struct worker_core);
-	core->jobs = g_async_queue_new();
 	core->ctx = g_main_context_ref_thread_default();
 	g_mutex_init(&core->lock);
 	t = g_new0(struct tracked, 1);
@@ -427,25 +485,17 @@ struct vr_monitor_worker *vr_monitor_worker_new(const char *name, struct vr_qemu
 	t->inner = mon;
 	core->mon = vr_qemu_monitor_new(&tracked_ops, t, mon->target);
 	core->mon->timeout_ms = mon->timeout_ms;
+	if (!pool_get(error)) {
+		g_prefix_error(error, "%s: cannot start the QEMU monitors' threads: ", name);
+		core_unref(core);
+		return NULL;
+	}
 
 	w = g_new0(struct vr_monitor_worker, 1);
 	w->core = core;
 	w->name = g_strdup(name);
 	w->timeout_ms = MAX(mon->timeout_ms, 1);
 	core->owner = w;
-
-	/* 15 characters at most: Linux cuts thread names there. */
-	thread = g_thread_try_new("vr-qemu-monitor", worker_main, core_ref(core), error);
-	if (!thread) {
-		core_unref(core); /* the thread's */
-		g_prefix_error(error, "%s: cannot start the QEMU monitor's thread: ", name);
-		core->owner = NULL;
-		core_unref(core);
-		g_free(w->name);
-		g_free(w);
-		return NULL;
-	}
-	g_thread_unref(thread); /* detached: nobody waits for it */
 	return w;
 }
 
@@ -474,8 +524,11 @@ gboolean vr_monitor_worker_submit(struct vr_monitor_worker *w, const char *what,
 	job->user_data = user_data;
 	w->busy = TRUE;
 	w->what = what;
+	g_mutex_lock(&w->core->lock);
+	w->core->running = TRUE;
+	g_mutex_unlock(&w->core->lock);
 	watchdog_arm(w, w->timeout_ms);
-	g_async_queue_push(w->core->jobs, job);
+	g_thread_pool_push(pool, job, NULL); /* exclusive: its threads exist */
 	return TRUE;
 }
 
@@ -502,16 +555,25 @@ void vr_monitor_worker_set_name(struct vr_monitor_worker *w, const char *name)
 
 void vr_monitor_worker_free(struct vr_monitor_worker *w)
 {
-	struct job *quit;
+	gboolean idle;
 
 	if (!w)
 		return;
 	watchdog_stop(w);
 	w->core->owner = NULL;
-	quit = g_new0(struct job, 1);
-	quit->quit = TRUE;
-	quit->what = "quit";
-	g_async_queue_push(w->core->jobs, quit);
+	/* The monitor is freed on a pool thread: by the job that runs, or by a
+	 * quit job when none does. */
+	g_mutex_lock(&w->core->lock);
+	w->core->closing = TRUE;
+	idle = !w->core->running;
+	g_mutex_unlock(&w->core->lock);
+	if (idle) {
+		struct job *quit = g_new0(struct job, 1);
+		quit->core = core_ref(w->core);
+		quit->quit = TRUE;
+		quit->what = "quit";
+		g_thread_pool_push(pool, quit, NULL);
+	}
 	core_unref(w->core);
 	g_free(w->stall_reason);
 	g_free(w->name);

@@ -1,22 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * One thread per QEMU monitor, so that nothing QEMU does can block the
- * daemon's main loop.
+ * QEMU monitor commands off the main loop, so that nothing QEMU does can
+ * block the daemon.
  *
  * Every call on a vr_qemu_monitor blocks until QEMU answers (our own client
  * up to its timeout; libvirt's virDomainQemuMonitorCommand for as long as it
  * takes). A worker owns one domain's monitor and runs that domain's monitor
  * jobs (the probe of a --qmp QEMU, the balloon's query and target, the RAM
- * map) on its own thread, one at a time and in order; each job's result is
- * handed back to the main context, where the daemon applies it. A domain has
- * at most one job outstanding: the tick asks vr_monitor_worker_is_busy()
- * and queues nothing more while QEMU has not answered (no pile-up).
+ * map) on a thread of a pool that every worker of the process shares, one
+ * at a time; each job's result is handed back to the main context, where
+ * the daemon applies it. A domain has at most one job outstanding: the tick
+ * asks vr_monitor_worker_is_busy() and queues nothing more while QEMU has
+ * not answered (no pile-up). The pool has a few threads, and one more for
+ * each job the watchdog found stalled while it runs: stalled QEMUs cannot
+ * take the threads of the others.
  *
  * Ownership: the submitter copies a job's inputs into its data, the job
  * writes its outputs there, and the main context reads them only in the
- * job's done callback; the worker thread touches nothing else (domain
- * structs are main-loop-only). The monitor is the worker thread's from
- * vr_monitor_worker_new() on.
+ * job's done callback; the pool thread touches nothing else (domain
+ * structs are main-loop-only). The monitor is the worker's jobs' from
+ * vr_monitor_worker_new() on, used by one pool thread at a time.
  *
  * Deadlines: each command has @mon->timeout_ms. Our own client fails a
  * command past it by itself (VR_QMP_ERROR_TIMEOUT); libvirt's cannot be
@@ -27,11 +30,11 @@
  * whose commands all got an answer in time ends the stall (QEMU answers
  * again). Both transitions are logged here.
  *
- * Lifetime: vr_monitor_worker_free() returns at once, whatever the thread is
+ * Lifetime: vr_monitor_worker_free() returns at once, whatever its job is
  * doing; from then on no callback is called (a late result is dropped, with
- * its data freed), and the thread frees the monitor and exits after its
- * current command (bounded by the timeout for our own client, by libvirt
- * for its passthrough).
+ * its data freed), and a pool thread frees the monitor after the job that
+ * runs (bounded by the timeout for our own client, by libvirt for its
+ * passthrough), or at once when none does.
  */
 #pragma once
 
@@ -43,7 +46,7 @@ struct vr_monitor_worker;
 typedef struct vr_monitor_worker vr_monitor_worker;
 
 /**
- * vr_monitor_job_fn - a job's work, on the worker thread.
+ * vr_monitor_job_fn - a job's work, on a pool thread.
  * @mon:	the worker's monitor (the job may run several commands; each
  *		waits up to @mon->timeout_ms).
  * @data:	the job's data: inputs copied in by the submitter, outputs
@@ -63,18 +66,19 @@ typedef void (*vr_monitor_done_fn)(struct vr_monitor_worker *w, gpointer data, c
 				   gpointer user_data);
 
 /**
- * vr_monitor_worker_new() - a worker thread for @mon (owned from here on,
- * on failure too), delivering results to the calling thread's default
+ * vr_monitor_worker_new() - a worker for @mon (owned from here on, on
+ * failure too), delivering results to the calling thread's default
  * GMainContext.
- * @name:	what the worker serves, for the log and the thread's name
- *		("a domain name", "QMP socket PATH"); copied.
- * Return: owned, or NULL with @error when no thread can be made.
+ * @name:	what the worker serves, for the log ("a domain name", "QMP
+ *		socket PATH"); copied.
+ * Return: owned, or NULL with @error when the pool's threads cannot be
+ * made (the first worker makes them).
  */
 struct vr_monitor_worker *vr_monitor_worker_new(const char *name, struct vr_qemu_monitor *mon,
 						GError **error);
 
 /**
- * vr_monitor_worker_submit() - queue a job: @run on the worker thread, then
+ * vr_monitor_worker_submit() - queue a job: @run on a pool thread, then
  * @done on the main context (unless the worker is freed first).
  * @what:	what the job does, for the log ("balloon", "probe"); static.
  * @data:	the job's data, owned from here on; freed with @free_data
@@ -111,8 +115,8 @@ void vr_monitor_worker_set_name(struct vr_monitor_worker *w, const char *name);
 
 /**
  * vr_monitor_worker_free() - let the worker go without waiting (NULL is
- * fine): no callback runs after this; the thread frees the monitor and
- * exits once its current command returns.
+ * fine): no callback runs after this; a pool thread frees the monitor once
+ * the job that runs returns.
  */
 void vr_monitor_worker_free(struct vr_monitor_worker *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_monitor_worker, vr_monitor_worker_free)

@@ -7,10 +7,10 @@
  * QEMU's reply the same way (vr_qmp_parse_message()), so a refused command
  * is VR_QMP_ERROR_COMMAND on either.
  *
- * Not thread-safe: one monitor per thread. Every call blocks until QEMU
- * answers or the timeout passes, so vreclaimd never calls them on its main
- * loop: a monitor belongs to one domain's worker thread
- * (monitor-worker.h), which hands the results back.
+ * Not thread-safe: one thread at a time per monitor. Every call blocks until
+ * QEMU answers or the timeout passes, so vreclaimd never calls them on its
+ * main loop: a monitor belongs to one domain's worker, whose jobs run on a
+ * pool thread one at a time (monitor-worker.h), which hands the results back.
  */
 #pragma once
 
@@ -123,7 +123,7 @@ struct vr_qemu_monitor *vr_qemu_monitor_new_qmp_unconnected(const char *path, gu
  * The timeout of vr_qemu_monitor_execute() cannot apply here:
  * virDomainQemuMonitorCommand has none (libvirt waits for the domain's job
  * lock, up to 30 s, then for QEMU for as long as it takes). The daemon
- * therefore calls it on the domain's worker thread only, whose watchdog
+ * therefore calls it from the domain's worker only, whose watchdog
  * marks the domain degraded once a command runs past the monitor's
  * @timeout_ms (monitor-worker.h). libvirt's connection is thread-safe, and
  * the monitor's own domain reference keeps it alive. libvirt's failures become VR_QEMU_MONITOR_ERROR_LIBVIRT naming

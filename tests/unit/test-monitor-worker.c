@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the QEMU monitor's worker thread (hostd/monitor-worker.c):
+ * Unit tests of the QEMU monitors' workers (hostd/monitor-worker.c):
  * a monitor that hangs never blocks the main loop.
  *
  * Two kinds of QEMU: a fake transport whose commands answer only once the
@@ -48,15 +48,23 @@
  * @lock, @cond: guard and signal @open.
  * @open:	whether commands answer (else they wait).
  * @calls:	commands received.
+ * @freed:	the monitor was freed (atomic).
+ * @freed_on_main: it was freed on the main thread (it must not be).
  */
 struct gate_mon {
 	GMutex lock;
 	GCond cond;
 	gboolean open;
 	guint calls;
+	gint freed;
+	gboolean freed_on_main;
 };
 
-static struct gate_mon gates[2];
+/* More than the pool's threads (WORKER_POOL_THREADS, 4) can stall. */
+#define NR_GATES 10
+static struct gate_mon gates[NR_GATES];
+
+static GThread *main_thread;
 
 static gboolean gate_execute(void *priv, const char *command, json_object *args, guint timeout_ms,
 			     json_object **ret, GError **error)
@@ -77,9 +85,18 @@ static gboolean gate_execute(void *priv, const char *command, json_object *args,
 	return TRUE;
 }
 
+static void gate_free(void *priv)
+{
+	struct gate_mon *g = priv;
+
+	g->freed_on_main = g_thread_self() == main_thread;
+	g_atomic_int_inc(&g->freed);
+}
+
 static const struct vr_qemu_monitor_ops gate_ops = {
 	.name = "gate",
 	.execute = gate_execute,
+	.free = gate_free,
 };
 
 static void gate_set(struct gate_mon *g, gboolean open)
@@ -129,7 +146,7 @@ static void gates_teardown(void)
 }
 
 TestSuite(monitor_worker, .init = gates_setup, .fini = gates_teardown,
-	  .description = "the QEMU monitor's worker thread");
+	  .description = "the QEMU monitors' workers on their thread pool");
 
 /* ---- jobs ---- */
 
@@ -153,8 +170,6 @@ struct balloon_data {
 	gint64 done_us;
 	gint *freed;
 };
-
-static GThread *main_thread;
 
 static gboolean balloon_run(struct vr_qemu_monitor *mon, gpointer data, GError **error)
 {
@@ -275,7 +290,7 @@ Test(monitor_worker, runs_on_its_thread_and_answers_on_the_main_context)
 	run_until_count(&done, 1, "the job's result");
 	cr_assert_null(last.error, "expected no error, got %s", last.error);
 	cr_assert_eq(last.actual_bytes, 1ULL << 30, "expected the answer from the job");
-	cr_assert(!last.ran_on_main, "expected the job on the worker thread, not the main one");
+	cr_assert(!last.ran_on_main, "expected the job on a pool thread, not the main one");
 	cr_assert(last.done_on_main, "expected the result on the main thread");
 	cr_assert(!vr_monitor_worker_is_busy(w), "expected the worker idle after the result");
 	cr_assert_null(vr_monitor_worker_stall_reason(w), "expected no stall");
@@ -409,6 +424,68 @@ Test(monitor_worker, freed_while_its_job_runs_calls_nothing)
 		run_for(10);
 	cr_assert_eq(done, 0, "expected no callback after the worker was freed");
 	cr_assert_eq(g_atomic_int_get(&freed), 1, "expected the late job's data freed");
+	for (int i = 0; i < WAIT_MS / 10 && !g_atomic_int_get(&gates[0].freed); i++)
+		run_for(10);
+	cr_assert_eq(g_atomic_int_get(&gates[0].freed), 1,
+		     "expected the monitor freed once, after its last job");
+	cr_assert_not(gates[0].freed_on_main, "expected the monitor freed off the main loop");
+}
+
+Test(monitor_worker, an_idle_worker_freed_frees_its_monitor_off_the_main_loop)
+{
+	guint done = 0;
+
+	main_thread = g_thread_self();
+	struct vr_monitor_worker *w = gate_worker(&gates[0], "idle");
+	cr_assert(submit_balloon(w, &done, NULL), "expected the job queued");
+	run_until_count(&done, 1, "the result");
+	cr_assert_eq(g_atomic_int_get(&gates[0].freed), 0, "expected the monitor kept");
+	vr_monitor_worker_free(w);
+	for (int i = 0; i < WAIT_MS / 10 && !g_atomic_int_get(&gates[0].freed); i++)
+		run_for(10);
+	cr_assert_eq(g_atomic_int_get(&gates[0].freed), 1, "expected the monitor freed once");
+	cr_assert_not(gates[0].freed_on_main, "expected the monitor freed off the main loop");
+}
+
+Test(monitor_worker, more_stalled_workers_than_threads_delay_no_other)
+{
+	struct vr_monitor_worker *stalled[NR_GATES - 1];
+	g_autoptr(vr_monitor_worker) fine = NULL;
+	struct resubmit r = { 0 };
+	guint stalled_done = 0, nr_stalled = 0;
+	guint id;
+
+	main_thread = g_thread_self();
+	for (guint i = 0; i < G_N_ELEMENTS(stalled); i++) {
+		g_autofree char *name = g_strdup_printf("stalled-%u", i);
+		stalled[i] = gate_worker(&gates[i], name);
+		gate_set(&gates[i], FALSE);
+		cr_assert(submit_balloon(stalled[i], &stalled_done, NULL), "expected job %u queued",
+			  i);
+	}
+	fine = gate_worker(&gates[NR_GATES - 1], "fine");
+	/* Every stalled job found so by the watchdog holds a thread of its
+	 * own; the pool grew by as many. */
+	for (int i = 0; i < WAIT_MS / 10 && nr_stalled < G_N_ELEMENTS(stalled); i++) {
+		run_for(10);
+		nr_stalled = 0;
+		for (guint k = 0; k < G_N_ELEMENTS(stalled); k++)
+			nr_stalled += vr_monitor_worker_stall_reason(stalled[k]) != NULL;
+	}
+	cr_assert_eq(nr_stalled, G_N_ELEMENTS(stalled), "expected every gated worker stalled");
+	r.w = fine;
+	id = g_timeout_add(TICK_MS, resubmit_tick, &r);
+	run_for(1000);
+	g_source_remove(id);
+	cr_assert_eq(stalled_done, 0, "expected no result from the stalled ones");
+	cr_assert_geq(r.done, 1000 / TICK_MS / 3,
+		      "expected the free worker's jobs done on time, got %u in 1 s", r.done);
+	cr_assert_leq(r.max_latency_us, MAX_GAP_MS * 1000,
+		      "expected each of its jobs answered within %d ms, the slowest took "
+		      "%" G_GINT64_FORMAT " ms",
+		      MAX_GAP_MS, r.max_latency_us / 1000);
+	for (guint i = 0; i < G_N_ELEMENTS(stalled); i++)
+		vr_monitor_worker_free(stalled[i]);
 }
 
 /* ---- our own QMP client against a peer that answers a byte at a time ---- */
