@@ -124,6 +124,11 @@ struct vr_manager {
 	/* This tick: the report interval asked of the agents, ms, by the
 	 * fleet's size (vr_fleet_report_interval_ms()). */
 	uint64_t report_interval_ms;
+	/* The fleet's last decision: its tick and how many domains it shared
+	 * the quota among; decide_now asks for one at the next tick. */
+	uint64_t decided_tick;
+	guint decided_domains;
+	gboolean decide_now;
 	uint64_t reloads;
 	gint64 started_us;
 };
@@ -743,6 +748,7 @@ static void manager_commit_domain(struct vr_manager *m, struct vr_domain *d,
 	if (!d->tuning || !vr_domain_tuning_equal(d->tuning, tuning) || !d->policy ||
 	    d->action != action) {
 		g_autofree char *a = vr_domain_actions_to_string(tuning->actions);
+		m->decide_now = TRUE; /* the new tuning counts from the next tick */
 		g_message("%s: managed: policy %s, priority %u, guaranteed %" G_GUINT64_FORMAT
 			  " bytes, actions %s: %s",
 			  d->name, tuning->policy ? tuning->policy : "default", tuning->priority,
@@ -1434,7 +1440,27 @@ static gboolean decide_domain_offer(struct vr_manager *m, struct vr_domain *d,
 	return FALSE;
 }
 
-static void decide(struct vr_manager *m, GPtrArray *doms)
+/* Whether the host needs memory, by its watermarks. Return: TRUE when that
+ * changed. */
+static gboolean decide_host(struct vr_manager *m)
+{
+	gboolean needed = m->host_needs_memory;
+
+	if (m->host_known)
+		needed = vr_host_needs_memory(&m->config->host_wmarks, &m->host, needed);
+	m->host_state = m->host_known ?
+				vr_host_memory_state(&m->config->host_wmarks, &m->host, needed) :
+				VR_HOST_MEMORY_UNKNOWN;
+	if (needed == m->host_needs_memory)
+		return FALSE;
+	g_message("the host %s memory (free rate %u per-mille)",
+		  needed ? "needs" : "no longer needs", vr_host_free_mem_rate(&m->host));
+	m->host_needs_memory = needed;
+	return TRUE;
+}
+
+/* Each domain's offer and credit, and its share of the fleet quota. */
+static void decide_fleet(struct vr_manager *m, GPtrArray *doms)
 {
 	g_autofree struct vr_fleet_domain *fleet =
 		g_new0(struct vr_fleet_domain, MAX(doms->len, 1));
@@ -1442,16 +1468,6 @@ static void decide(struct vr_manager *m, GPtrArray *doms)
 	g_autoptr(GError) error = NULL;
 	gboolean needed = m->host_needs_memory;
 	int64_t now_us = g_get_monotonic_time();
-
-	if (m->host_known)
-		needed = vr_host_needs_memory(&m->config->host_wmarks, &m->host, needed);
-	if (needed != m->host_needs_memory)
-		g_message("the host %s memory (free rate %u per-mille)",
-			  needed ? "needs" : "no longer needs", vr_host_free_mem_rate(&m->host));
-	m->host_needs_memory = needed;
-	m->host_state = m->host_known ?
-				vr_host_memory_state(&m->config->host_wmarks, &m->host, needed) :
-				VR_HOST_MEMORY_UNKNOWN;
 
 	for (guint i = 0; i < doms->len; i++) {
 		struct vr_domain *d = g_ptr_array_index(doms, i);
@@ -1826,6 +1842,10 @@ static gboolean tick(gpointer data)
 	acquire_host(m);
 	for (guint i = 0; i < doms->len; i++) {
 		struct vr_domain *d = g_ptr_array_index(doms, i);
+		/* Timed only when it works: the clock is a system call, two per
+		 * domain of a large fleet each tick were a cost of their own. */
+		if (d->status_read_set && !status_due(m, d, i, status_period))
+			continue;
 		uint64_t t0 = thread_cpu_us();
 		if (!d->status_read_set)
 			domain_watch_pid(m, d);
@@ -1839,18 +1859,31 @@ static gboolean tick(gpointer data)
 		g_ptr_array_remove(doms, g_ptr_array_index(gone, i));
 		manager_drop_domain(m, g_ptr_array_index(gone, i), "its QEMU process exited");
 	}
-	/* decide */
-	decide(m, doms);
+	/* decide: each tick in a fleet whose agents report each tick; in a
+	 * larger one once per status period (its inputs, the agents' reports
+	 * and the QEMUs' RSS, change no faster), and at once when the host's
+	 * need changed, a domain came or went, or vreclaimctl asked. */
+	if (decide_host(m) || m->decide_now || doms->len != m->decided_domains ||
+	    m->ticks - m->decided_tick >= status_period) {
+		decide_fleet(m, doms);
+		m->decided_tick = m->ticks;
+		m->decided_domains = doms->len;
+		m->decide_now = FALSE;
+	}
 	/* act */
 	budget = MAX(m->config->fleet_pictures_per_tick, 1);
 	m->picture_period = MAX(1, (doms->len + budget - 1) / budget);
 	m->report_interval_ms = vr_fleet_report_interval_ms(m->config->interval_ms, doms->len);
+	/* One clock reading between two domains ends the one and starts the
+	 * next. */
+	uint64_t t0 = thread_cpu_us();
 	for (guint i = 0; i < doms->len; i++) {
 		struct vr_domain *d = g_ptr_array_index(doms, i);
-		uint64_t t0 = thread_cpu_us();
 		m->act_index = i;
 		act_domain(m, d);
-		d->cpu_us += thread_cpu_us() - t0;
+		uint64_t t1 = thread_cpu_us();
+		d->cpu_us += t1 - t0;
+		t0 = t1;
 	}
 	manager_save_states(m, doms, FALSE);
 	return G_SOURCE_CONTINUE;
@@ -2088,12 +2121,14 @@ static gboolean ctl_pause(gpointer user, const char *domain, gboolean pause, GEr
 		if (!d)
 			return FALSE;
 		d->user_paused = pause;
+		m->decide_now = TRUE;
 		g_message("%s: %s by vreclaimctl", d->name, pause ? "paused" : "resumed");
 		return TRUE;
 	}
 	g_hash_table_iter_init(&it, m->domains);
 	while (g_hash_table_iter_next(&it, NULL, &value))
 		((struct vr_domain *)value)->user_paused = pause;
+	m->decide_now = TRUE;
 	g_message("every domain %s by vreclaimctl", pause ? "paused" : "resumed");
 	return TRUE;
 }
@@ -2223,6 +2258,7 @@ gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 	next = vr_daemon_config_load(m->config_path, error);
 	if (!next || !vr_daemon_config_control_rules(next, &rules, error))
 		return FALSE;
+	m->decide_now = TRUE;
 	servers_changed = g_strcmp0(next->control_socket, m->config->control_socket) != 0 ||
 			  next->control_socket_mode != m->config->control_socket_mode ||
 			  g_strcmp0(next->metrics_host, m->config->metrics_host) != 0 ||
