@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fleet-quota.h"
-#include "host-pageout.h"
+#include "process-pageout.h"
 #include "pageout-plan.h"
 #include "protocol.h"
 #include "resident-runs.h"

@@ -19,7 +19,7 @@
  * resident pages: the plan may reach past the quota (up to
  * VR_HOST_RECLAIM_SCAN_BYTES) to find them, coldest first.
  *
- * The requirements are host-pageout's (host-pageout.h): host swap, root,
+ * The requirements are host-pageout's (kernel/process-pageout.h): host swap, root,
  * Linux 5.10 or later, guest RAM that is neither locked nor on hugetlbfs.
  */
 #pragma once

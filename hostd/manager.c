@@ -20,7 +20,7 @@
 #include "host-watermarks.h"
 #include "libvirt-conn.h"
 #include "metrics.h"
-#include "procfs.h"
+#include "procfs-text.h"
 #include "qemu-commands.h"
 #include "qmp-domain.h"
 #include "read-batch.h"

@@ -2,7 +2,7 @@
 /*
  * The "host-damon" access source: the host kernel's DAMON watching the
  * virtual memory of a QEMU process (vaddr, through DAMON sysfs with the
- * agent's writer, guest-agent/damon-sysfs.c), its picture translated to the
+ * agent's writer, kernel/damon-sysfs.c), its picture translated to the
  * guest's physical addresses through the RAM map. See access-source.h.
  *
  * The vaddr operations set picks the process's mappings itself (and updates
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "access-source.h"
-#include "backend.h"
+#include "kernel-file.h"
 #include "damon-sysfs.h"
 
 /**

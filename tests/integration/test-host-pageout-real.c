@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "host-pageout.h"
+#include "process-pageout.h"
 #include "ram-map.h"
 #include "test-stand-in.h"
 

@@ -42,7 +42,7 @@
 #include "access-source.h"
 #include "agent-region.h"
 #include "fleet-quota.h"
-#include "host-pageout.h"
+#include "process-pageout.h"
 #include "host-reclaim.h"
 #include "ram-map.h"
 #include "test-script-source.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the host daemon's procfs parsers (hostd/procfs.c):
+ * Unit tests of the host daemon's procfs parsers (common/procfs-text.c):
  * /proc/<pid>/status, smaps_rollup and stat, on the fixtures under
  * tests/data/procfs, on bad texts (tables) and on this process's own files;
  * and of the host's /proc/meminfo and /proc/pressure/memory fixtures through
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "procfs.h"
+#include "procfs-text.h"
 #include "test-messages.h"
 
 #define KIB 1024ULL

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the /proc/iomem parser (guest-agent/iomem.c): a QEMU guest's
+ * Unit tests of the /proc/iomem parser (kernel/iomem.c): a QEMU guest's
  * map with RAM below the PCI hole and above 4 GiB, nested children, other
  * top-level entries, page alignment inward, the zeroed map a non-root reader
  * gets, empty and garbage input, and the file-reading wrapper.
@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend.h"
 #include "iomem.h"
+#include "kernel-file.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
 

@@ -2,7 +2,7 @@
 /*
  * Unit tests of the procfs parsers of /proc/meminfo, /proc/pressure/memory
  * and /proc/buddyinfo (common/procfs-text.c) and of the agent's readers of
- * them (guest-agent/meminfo.c, guest-agent/psi.c,
+ * them (kernel/meminfo.c, kernel/psi.c,
  * guest-agent/free-page-reporting.c). Parsers are tested on text;
  * readers on a fake procfs in a temporary folder. Parameter structs hold no
  * pointers (Criterion re-executes the binary for each test).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the batched file reader (hostd/read-batch.c), with io_uring
+ * Unit tests of the batched file reader (kernel/read-batch.c), with io_uring
  * and with pread(2): files in a temporary folder that change, vanish, grow
  * too long or cannot be read, and real procfs files of this process and of a
  * child process that exits. Tests needing io_uring skip where it is not
@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "procfs.h"
+#include "procfs-text.h"
 #include "read-batch.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"

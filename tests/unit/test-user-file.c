@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of guest-agent/user-file.c: files users and guests name are
+ * Unit tests of kernel/user-file.c: files users and guests name are
  * read with a bound. Small files, a file of exactly the bound and one byte
  * over it, /dev/zero (which g_file_get_contents() reads for ever), a
  * folder, a missing file, and a file with a NUL.

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * host-pageout: page out, from the host, the memory of a QEMU process that
+ * process-pageout: page out, from the host, the memory of a QEMU process that
  * backs cold guest memory, with process_madvise(pidfd, ranges,
  * MADV_PAGEOUT) through a pidfd; and the resident and swapped bytes of an
  * address range of a process, from /proc/<pid>/smaps, to see the effect.
  *
  * Which ranges are cold is decided elsewhere; vr_ram_map_translate()
- * (ram-map.h) turns guest ranges into the host ranges taken here.
+ * (hostd/qmp/ram-map.h) turns guest ranges into the host ranges taken here.
  *
  * Requirements:
  * - Host swap. MADV_PAGEOUT reclaims anonymous memory (which guest RAM is)
@@ -134,7 +134,7 @@ typedef ssize_t (*vr_process_madvise_fn)(int pidfd, const struct iovec *iov, siz
  * The advice is a request: a page the process touches meanwhile, one that
  * is shared with another process, or (without swap) anonymous memory stays
  * resident and is still counted as advised. See the requirements at the top
- * of host-pageout.h.
+ * of process-pageout.h.
  *
  * Return: TRUE when every range up to @max_bytes was advised; FALSE with
  * @error (VR_HOST_PAGEOUT_ERROR_*, naming the pidfd and, for a range, its

@@ -6,7 +6,6 @@
 
 #include <string.h>
 
-#include "backend.h"
 #include "kernel-file.h"
 
 #define SYSTEM_RAM "System RAM"

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "agent-region.h"
-#include "backend.h"
+#include "kernel-file.h"
 #include "monitor.h"
 #include "policy.h"
 #include "scheme.h"

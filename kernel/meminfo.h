@@ -8,7 +8,7 @@
 
 #include <glib.h>
 
-#include "backend.h"
+#include "kernel-file.h"
 #include "procfs-text.h"
 
 /**

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h" /* VR_AGENT_ERROR */
+/* clang-format off */
+G_DEFINE_QUARK(vr-agent-error-quark, vr_agent_error)
+/* clang-format on */
 
 gboolean vr_kfile_write(const char *path, const char *value, GError **error)
 {

@@ -2,11 +2,49 @@
 /*
  * Reading and writing the kernel's small text files (sysfs, procfs, cgroupfs)
  * with errors that name the file and the value. Every read is bounded.
+ *
+ * Also what every reader of libvrkernel shares: where the kernel's files are
+ * (struct vr_agent_paths: mount points a test points at a fake tree) and the
+ * error domain the readers report in (VR_AGENT_ERROR).
  */
 #pragma once
 
 #include <glib.h>
 #include <stdint.h>
+
+/**
+ * struct vr_agent_paths - where the agent (and the host's DAMON source) finds
+ * the kernel's files.
+ * @sysfs:	sysfs mount point ("/sys").
+ * @procfs:	procfs mount point ("/proc").
+ * @cgroup:	cgroup v2 mount point ("/sys/fs/cgroup").
+ * All owned by whoever owns the struct; never NULL.
+ */
+struct vr_agent_paths {
+	const char *sysfs;
+	const char *procfs;
+	const char *cgroup;
+};
+
+#define VR_AGENT_ERROR (vr_agent_error_quark())
+GQuark vr_agent_error_quark(void);
+
+/**
+ * enum vr_agent_error - error codes in the VR_AGENT_ERROR domain, the
+ * domain of libvrkernel's readers and of the agent's backends.
+ * @VR_AGENT_ERROR_UNSUPPORTED:	the kernel lacks what the backend needs.
+ * @VR_AGENT_ERROR_IO:		a kernel file is missing or refused a value;
+ *				the message names the file and the value.
+ * @VR_AGENT_ERROR_INVALID:	the kernel returned something unparsable, or
+ *				the policy cannot be expressed by the backend.
+ * @VR_AGENT_ERROR_BUSY:	another user holds the mechanism (EBUSY).
+ */
+enum vr_agent_error {
+	VR_AGENT_ERROR_UNSUPPORTED,
+	VR_AGENT_ERROR_IO,
+	VR_AGENT_ERROR_INVALID,
+	VR_AGENT_ERROR_BUSY,
+};
 
 /* Largest file vr_kfile_read() returns whole, bytes; /proc/iomem and a
  * tried_regions listing stay far below this. */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * host-pageout: pidfd_open, process_madvise(MADV_PAGEOUT) in bounded
+ * process-pageout: pidfd_open, process_madvise(MADV_PAGEOUT) in bounded
  * batches with partial returns, and a range's usage from
- * /proc/<pid>/smaps. See host-pageout.h.
+ * /proc/<pid>/smaps. See process-pageout.h.
  */
 #define _GNU_SOURCE
 
-#include "host-pageout.h"
+#include "process-pageout.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
 
 #include <glib.h>
 
-#include "backend.h"
+#include "kernel-file.h"
 #include "procfs-text.h"
 
 /**
