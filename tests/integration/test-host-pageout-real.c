@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "process-pageout.h"
-#include "ram-map.h"
+#include "qmp/ram-map.h"
 #include "test-stand-in.h"
 
 #define PAGE 4096ULL

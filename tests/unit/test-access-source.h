@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Checks shared by the access sources' tests (test-source-*.c, on
- * hostd/access-source.h): a start that must work, and an error that must
+ * hostd/sources/access-source.h): a start that must work, and an error that must
  * come with its code.
  */
 #pragma once
@@ -10,7 +10,7 @@
 
 #include <glib.h>
 
-#include "access-source.h"
+#include "sources/access-source.h"
 #include "test-messages.h"
 
 /* Start @src: it must succeed, and the source then says it is started. */

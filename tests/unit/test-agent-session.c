@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests of vreclaimd's session with a guest agent
- * (hostd/agent-session.c): the pure checks (token bucket, lies about the
+ * (hostd/agent/agent-session.c): the pure checks (token bucket, lies about the
  * guest's memory, agent restarts, limits) on struct literals, and the session
  * against a fake agent: a unix socket server in a temporary folder, driven
  * from the test's own main loop (the thread-default context the session runs
@@ -24,7 +24,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "agent-session.h"
+#include "agent/agent-session.h"
 #include "protocol.h"
 #include "test-fake-agent.h"
 #include "test-messages.h"

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "control.h"
+#include "control/control.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of vreclaimd's control socket (hostd/control.c,
- * hostd/control-client.c): the wire format of requests (good ones, every
+ * Unit tests of vreclaimd's control socket (hostd/control/control.c,
+ * hostd/control/control-client.c): the wire format of requests (good ones, every
  * kind of malformed one with the member its message names, the encoder's
  * refusals) and of replies (status round trips, error replies, replies that
  * do not decode); one line served against fake daemon ops; and the server
@@ -46,10 +46,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "control-client.h"
-#include "control.h"
+#include "control/control-client.h"
+#include "control/control.h"
+#include "control/metrics.h"
 #include "json-doc.h"
-#include "metrics.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
 #include "test-quotes.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests of a domain's vreclaim tuning in libvirt's domain XML
- * (hostd/domain-xml.c, docs/domain-xml.md): the metadata element in every
+ * (hostd/libvirt/domain-xml.c, docs/domain-xml.md): the metadata element in every
  * form libvirt returns and operators write, every element and unit, every
  * kind of invalid metadata (tables of text and expected message), the
  * serializer's round trip, `vreclaimctl set`'s keys, the scheme overrides
@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "domain-xml.h"
+#include "libvirt/domain-xml.h"
 #include "policy.h"
 #include "test-messages.h"
 

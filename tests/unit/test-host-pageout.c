@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of host-pageout (kernel/process-pageout.c, hostd/ram-map.c): the
+ * Unit tests of host-pageout (kernel/process-pageout.c, hostd/qmp/ram-map.c): the
  * guest-to-host translation (holes, partial pages, ranges across map
  * entries, invalid maps and ranges), the smaps parser on fixture text and a
  * fake procfs, the batching of process_madvise() (more ranges than
@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "process-pageout.h"
-#include "ram-map.h"
+#include "qmp/ram-map.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of libvirt's worker thread (hostd/libvirt-worker.c): a libvirt
+ * Unit tests of libvirt's worker thread (hostd/libvirt/libvirt-worker.c): a libvirt
  * that stops answering never blocks the main loop.
  *
  * The jobs are the test's own: each records where and in which order it
@@ -23,7 +23,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "libvirt-worker.h"
+#include "libvirt/libvirt-worker.h"
 #include "test-gate.h"
 
 /* The jobs' deadline, ms: short, so that tests are. */

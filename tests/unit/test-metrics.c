@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of vreclaimd's metrics (hostd/metrics.c): the Prometheus text
+ * Unit tests of vreclaimd's metrics (hostd/control/metrics.c): the Prometheus text
  * of a small literal fleet checked byte for byte (label escaping of quotes,
  * backslashes and newlines included), the label escaper, the listen address
  * parser (loopback only, with messages that name what was wrong), and the
@@ -24,7 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "metrics.h"
+#include "control/metrics.h"
 #include "test-messages.h"
 #include "test-status.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the QEMU monitor's worker thread (hostd/monitor-worker.c):
+ * Unit tests of the QEMU monitor's worker thread (hostd/qmp/monitor-worker.c):
  * a monitor that hangs never blocks the main loop.
  *
  * Two kinds of QEMU: a fake transport whose commands answer only once the
@@ -29,8 +29,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "monitor-worker.h"
-#include "qemu-commands.h"
+#include "qmp/monitor-worker.h"
+#include "qmp/qemu-commands.h"
 
 /* The deadline of the fake's commands, ms: short, so that tests are. */
 #define TIMEOUT_MS 300

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the QEMU commands (hostd/qemu-commands.c): the parsers on
+ * Unit tests of the QEMU commands (hostd/qmp/qemu-commands.c): the parsers on
  * what QEMU 7.2 really printed (tests/data/qemu/, fed with LF and with the
  * CRLF HMP sends) and on bad text, each error naming the line or member;
  * then the commands over a fake monitor (a struct vr_qemu_monitor_ops with
@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "qemu-commands.h"
+#include "qmp/qemu-commands.h"
 #include "test-messages.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the discovery of a QEMU through QMP (hostd/qmp-domain.c):
+ * Unit tests of the discovery of a QEMU through QMP (hostd/qmp/qmp-domain.c):
  * the parsers on what QEMU 7.2 (Debian 12's 7.2.22) really answered, and on
  * bad answers (wrong types, missing members, strings over their bounds, a
  * chardev that is no unix socket QEMU listens on), each error naming the
@@ -31,8 +31,8 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "qemu-commands.h"
-#include "qmp-domain.h"
+#include "qmp/qemu-commands.h"
+#include "qmp/qmp-domain.h"
 #include "test-messages.h"
 #include "test-quotes.h"
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the "agent" access source (hostd/source-agent.c): the
+ * Unit tests of the "agent" access source (hostd/sources/source-agent.c): the
  * picture is the last one the guest agent sent over a real session
- * (hostd/agent-session.c) with a fake agent, a unix socket server in a
+ * (hostd/agent/agent-session.c) with a fake agent, a unix socket server in a
  * temporary folder that runs on the test's own main loop (the thread-default
  * context the session runs on too).
  *
@@ -28,9 +28,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "access-source.h"
-#include "agent-session.h"
+#include "agent/agent-session.h"
 #include "protocol.h"
+#include "sources/access-source.h"
 #include "test-access-source.h"
 #include "test-fake-agent.h"
 #include "test-messages.h"

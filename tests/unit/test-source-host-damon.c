@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the "host-damon" access source (hostd/source-host-damon.c)
+ * Unit tests of the "host-damon" access source (hostd/sources/source-host-damon.c)
  * against a fake sysfs and procfs tree in a temporary folder; never the
  * machine's own /sys/kernel/mm/damon.
  *
@@ -26,8 +26,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "access-source.h"
-#include "ram-map.h"
+#include "qmp/ram-map.h"
+#include "sources/access-source.h"
 #include "test-access-source.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the "sim" access source (hostd/source-sim.c) on a fake
+ * Unit tests of the "sim" access source (hostd/sources/source-sim.c) on a fake
  * clock that the tests move: the picture is valid, the same for the same
  * seed, and shows the simulated guest's hot set as accessed regions. Also
  * the wrapper's rules for every picture (vr_access_source_check_regions()).
@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "access-source.h"
 #include "sim.h"
+#include "sources/access-source.h"
 #include "test-access-source.h"
 #include "test-messages.h"
 
