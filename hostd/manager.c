@@ -20,6 +20,7 @@
 #include "fleet-quota.h"
 #include "host-watermarks.h"
 #include "libvirt/libvirt-conn.h"
+#include "libvirt/qemu-passthrough.h"
 #include "procfs-text.h"
 #include "qmp/qemu-commands.h"
 #include "qmp/qmp-domain.h"

@@ -3,7 +3,8 @@
  * One way to run QMP commands on a guest's QEMU, whatever carries them: an
  * ops vtable (as mm/damon's struct damon_operations) with two transports,
  * our own QMP client on a socket (qmp.h) for QEMU started without libvirt,
- * and libvirt's virDomainQemuMonitorCommand for libvirt domains. Both check
+ * and libvirt's virDomainQemuMonitorCommand for libvirt domains
+ * (libvirt/qemu-passthrough.h). Both check
  * QEMU's reply the same way (vr_qmp_parse_message()), so a refused command
  * is VR_QMP_ERROR_COMMAND on either.
  *
@@ -16,7 +17,6 @@
 
 #include <glib.h>
 #include <json.h>
-#include <libvirt/libvirt.h>
 
 #include "qmp/qmp.h"
 
@@ -114,24 +114,6 @@ struct vr_qemu_monitor *vr_qemu_monitor_new_qmp(const char *path, guint timeout_
  * Return: owned monitor.
  */
 struct vr_qemu_monitor *vr_qemu_monitor_new_qmp_unconnected(const char *path, guint timeout_ms);
-
-/**
- * vr_qemu_monitor_new_libvirt() - a monitor over libvirt's
- * virDomainQemuMonitorCommand for @dom (the monitor takes its own reference
- * with virDomainRef()).
- *
- * The timeout of vr_qemu_monitor_execute() cannot apply here:
- * virDomainQemuMonitorCommand has none (libvirt waits for the domain's job
- * lock, up to 30 s, then for QEMU for as long as it takes). The daemon
- * therefore calls it on the domain's worker thread only, whose watchdog
- * marks the domain degraded once a command runs past the monitor's
- * @timeout_ms (monitor-worker.h). libvirt's connection is thread-safe, and
- * the monitor's own domain reference keeps it alive. libvirt's failures become VR_QEMU_MONITOR_ERROR_LIBVIRT naming
- * the domain; libvirt also reports them to its error handler (by default on
- * stderr: the daemon sets virSetErrorFunc()).
- * Return: owned monitor.
- */
-struct vr_qemu_monitor *vr_qemu_monitor_new_libvirt(virDomainPtr dom);
 
 /**
  * vr_qemu_monitor_execute() - run @command with @args (borrowed, NULL for

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests of the QMP client (hostd/qmp/qmp.c) and the QEMU monitor transports
- * (hostd/qmp/qemu-monitor.c), against a fake QMP server: a thread on a unix
+ * (hostd/qmp/qemu-monitor.c, hostd/libvirt/qemu-passthrough.c), against a fake QMP server: a thread on a unix
  * socket in a temporary folder that plays a script per test (accept, send
  * lines, expect commands, sleep, close). Covered: greeting and
  * capabilities; a plain reply; an error reply; events before the reply
@@ -31,6 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "libvirt/qemu-passthrough.h"
 #include "qmp/qemu-monitor.h"
 #include "qmp/qmp.h"
 #include "test-messages.h"
