@@ -88,7 +88,7 @@
  *		for a domain without metadata.
  * @reason:	a fragment the daemon's reason must hold (with manage =
  *		opt-in). For invalid metadata: the parser's message, after
- *		"invalid metadata: " (see tests/unit/test-domain-xml.c).
+ *		"invalid metadata: " (see tests/unit/hostd/libvirt/test-domain-xml.c).
  */
 struct dom_case {
 	char name[40];
