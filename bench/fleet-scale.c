@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "bench-util.h"
-#include "control-client.h"
+#include "control/control-client.h"
 
 /* How long a fleet gets to come up: every domain managed and asked, ms per
  * domain, plus a floor. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * read-batch: what one tick's procfs reads cost the host daemon, io_uring
- * against pread(2) (hostd/read-batch.c).
+ * against pread(2) (kernel/read-batch.c).
  *
  * For N = 1, 8, 32 and 128 "domains" (child processes that sleep), a batch
  * holds each child's status, smaps_rollup and stat, plus the host's meminfo
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "bench-util.h"
-#include "procfs.h"
+#include "procfs-text.h"
 #include "read-batch.h"
 
 static const guint nr_domains[] = { 1, 8, 32, 128 };

@@ -86,7 +86,7 @@
  * free 2 MiB blocks: in tests/e2e/libvirt-fleet an honest TCG guest's RSS
  * fell by 90% of what it reclaimed in its first wave and 12% later, when
  * its free memory was fragmented (the measured figures are in
- * tests/unit/test-fleet-credit.c); a liar's does not fall.
+ * tests/unit/common/test-fleet-credit.c); a liar's does not fall.
  */
 #define VR_FLEET_CREDIT_CLAIM_DIVISOR 16U
 

@@ -7,7 +7,7 @@
  * This is DAMOS prioritization done once over a picture: the regions the
  * scheme's access pattern selects (the same selection as the fleet's
  * histogram, vr_fleet_region_score()) are taken coldest first until the quota
- * is spent. hostd/host-reclaim.c then translates the plan to host ranges of
+ * is spent. hostd/actions/host-pageout.c then translates the plan to host ranges of
  * the QEMU process and pages them out. Pure: no I/O, no clock.
  */
 #pragma once

@@ -382,7 +382,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(vr_proto_regions, vr_proto_regions_clear)
  * @bytes:		bytes per cold score, VR_PROTO_COLD_HIST_BUCKETS (exactly
  *			that many on the wire); their sum at most
  *			VR_PROTO_MAX_INT. The host bounds each and the sum by
- *			the guest's memory (hostd/agent-session.c).
+ *			the guest's memory (hostd/agent/agent-session.c).
  */
 struct vr_proto_cold_hist {
 	uint64_t generation;

@@ -10,7 +10,7 @@
  * present pages makes the advised bytes what can really leave memory, and
  * lets the quota go to pages that are still resident.
  *
- * Pure: the caller reads the pagemap (hostd/host-pageout.c,
+ * Pure: the caller reads the pagemap (kernel/process-pageout.c,
  * vr_pagemap_read_resident()) and feeds the entries here a chunk at a time,
  * in plan order, until enough resident bytes are found.
  */

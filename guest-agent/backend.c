@@ -4,10 +4,6 @@
  */
 #include "backend.h"
 
-/* clang-format off */
-G_DEFINE_QUARK(vr-agent-error-quark, vr_agent_error)
-/* clang-format on */
-
 void vr_backend_stats_add(struct vr_backend_stats *to, const struct vr_backend_stats *s)
 {
 	to->nr_tried += s->nr_tried;

@@ -21,20 +21,8 @@
 #include <stdint.h>
 
 #include "agent-region.h"
+#include "kernel-file.h" /* struct vr_agent_paths, VR_AGENT_ERROR */
 #include "policy.h"
-
-/**
- * struct vr_agent_paths - where the agent finds the kernel's files.
- * @sysfs:	sysfs mount point ("/sys").
- * @procfs:	procfs mount point ("/proc").
- * @cgroup:	cgroup v2 mount point ("/sys/fs/cgroup").
- * All owned by whoever owns the struct; never NULL.
- */
-struct vr_agent_paths {
-	const char *sysfs;
-	const char *procfs;
-	const char *cgroup;
-};
 
 /**
  * struct vr_backend_stats - what a backend did since it was opened.
@@ -98,22 +86,3 @@ struct vr_backend_ops {
 extern const struct vr_backend_ops vr_backend_damon;
 extern const struct vr_backend_ops vr_backend_damon_reclaim_module;
 extern const struct vr_backend_ops vr_backend_memcg;
-
-#define VR_AGENT_ERROR (vr_agent_error_quark())
-GQuark vr_agent_error_quark(void);
-
-/**
- * enum vr_agent_error - error codes in the VR_AGENT_ERROR domain.
- * @VR_AGENT_ERROR_UNSUPPORTED:	the kernel lacks what the backend needs.
- * @VR_AGENT_ERROR_IO:		a kernel file is missing or refused a value;
- *				the message names the file and the value.
- * @VR_AGENT_ERROR_INVALID:	the kernel returned something unparsable, or
- *				the policy cannot be expressed by the backend.
- * @VR_AGENT_ERROR_BUSY:	another user holds the mechanism (EBUSY).
- */
-enum vr_agent_error {
-	VR_AGENT_ERROR_UNSUPPORTED,
-	VR_AGENT_ERROR_IO,
-	VR_AGENT_ERROR_INVALID,
-	VR_AGENT_ERROR_BUSY,
-};

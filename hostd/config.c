@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "control/control.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)

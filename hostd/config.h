@@ -17,8 +17,8 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "domain-xml.h"
 #include "host-watermarks.h"
+#include "libvirt/domain-xml.h"
 #include "policy.h"
 
 /* Where vreclaimd looks without --config. */

@@ -14,22 +14,22 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "access-source.h"
-#include "agent-session.h"
+#include "actions/host-pageout.h"
+#include "agent/agent-session.h"
 #include "config.h"
 #include "domain-state.h"
 #include "domain-status.h"
-#include "domain-xml.h"
 #include "fleet-credit.h"
 #include "fleet-quota.h"
 #include "guest-bounds.h"
-#include "host-reclaim.h"
-#include "libvirt-conn.h"
-#include "monitor-worker.h"
+#include "libvirt/domain-xml.h"
+#include "libvirt/libvirt-conn.h"
 #include "policy.h"
 #include "protocol.h"
-#include "qemu-monitor.h"
+#include "qmp/monitor-worker.h"
+#include "qmp/qemu-monitor.h"
 #include "ratelimit.h"
+#include "sources/access-source.h"
 
 /**
  * struct vr_domain_hist - a domain's cold histogram of its agent's picture

@@ -14,15 +14,16 @@
 #include <time.h>
 
 #include "balloon.h"
-#include "control.h"
+#include "control/control.h"
+#include "control/metrics.h"
 #include "domain.h"
 #include "fleet-quota.h"
 #include "host-watermarks.h"
-#include "libvirt-conn.h"
-#include "metrics.h"
-#include "procfs.h"
-#include "qemu-commands.h"
-#include "qmp-domain.h"
+#include "libvirt/libvirt-conn.h"
+#include "libvirt/qemu-passthrough.h"
+#include "procfs-text.h"
+#include "qmp/qemu-commands.h"
+#include "qmp/qmp-domain.h"
 #include "read-batch.h"
 #include "state-dir.h"
 

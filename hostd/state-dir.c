@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "procfs.h"
+#include "procfs-text.h"
 
 /* /proc/PID/stat is one line; a longer file is not one. */
 #define STAT_MAX_BYTES 4096

@@ -2,10 +2,10 @@
 /*
  * Fuzz target agent-procfs: the guest kernel's texts that only
  * vreclaim-agent reads, with the pure parsers its readers call on them:
- * /proc/iomem (guest-agent/iomem.c, vr_iomem_parse_system_ram()),
+ * /proc/iomem (kernel/iomem.c, vr_iomem_parse_system_ram()),
  * /proc/meminfo's SwapCached and /proc/vmstat (guest-agent/compact.c,
  * vr_compact_parse_swap_cached(), vr_vmstat_reclaim_parse()) and
- * /proc/PID/stat of a kdamond (guest-agent/damon-sysfs.c,
+ * /proc/PID/stat of a kdamond (kernel/damon-sysfs.c,
  * vr_proc_stat_parse_cpu_us()). /proc/meminfo and /proc/pressure/memory
  * (meminfo.c, psi.c) go through common/procfs-text.c: target procfs-text.
  * Every parser gets every input.

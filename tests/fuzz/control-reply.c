@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Fuzz target control-reply: what vreclaimctl reads from vreclaimd's
- * control socket, a reply line (hostd/control.c: the replies to status,
+ * control socket, a reply line (hostd/control/control.c: the replies to status,
  * metrics, and set, pause and resume, error replies among them). Each
  * decoder gets every input.
  *
@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "control.h"
+#include "control/control.h"
 #include "fuzz.h"
 
 static void check_refusal(const GError *error, const char *decoder)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Fuzz target control-request: what vreclaimd reads on its control socket
- * from a local client, one request per line (hostd/control.c,
+ * from a local client, one request per line (hostd/control/control.c,
  * vr_control_decode_request()), and the settings of a set request as the
- * daemon applies them to a domain's tuning (hostd/domain-xml.c,
+ * daemon applies them to a domain's tuning (hostd/libvirt/domain-xml.c,
  * vr_domain_tuning_set_args(), what manager.c calls).
  *
  * Checks: a refusal is VR_CONTROL_ERROR_INVALID_ARGUMENT; a request
@@ -14,9 +14,9 @@
  */
 #include <string.h>
 
-#include "control.h"
-#include "domain-xml.h"
+#include "control/control.h"
 #include "fuzz.h"
+#include "libvirt/domain-xml.h"
 
 /* Lines (requests) taken from one input. */
 #define FUZZ_MAX_LINES 16

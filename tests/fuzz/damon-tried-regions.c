@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Fuzz target damon-tried-regions: the regions DAMON's sysfs lists for a
- * scheme, as vreclaim-agent reads them (guest-agent/damon-sysfs.c,
+ * scheme, as vreclaim-agent reads them (kernel/damon-sysfs.c,
  * vr_damon_sysfs_read_tried_regions(): a folder per region with its start,
  * end, nr_accesses and age files; overlapping listings cut; more regions
  * than asked merged by vr_damon_regions_merge()). The reader takes a sysfs
@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "damon-sysfs.h"
 #include "fuzz.h"
+#include "kernel-file.h"
 
 /* Most regions asked for: above VR_PROTO_MAX_REGIONS (512), the host's. */
 #define VR_FUZZ_MAX_ASKED 600

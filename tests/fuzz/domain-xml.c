@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Fuzz target domain-xml: what vreclaimd reads from libvirt about a domain
- * (hostd/domain-xml.c): the domain XML (vr_domain_xml_parse(), of
+ * (hostd/libvirt/domain-xml.c): the domain XML (vr_domain_xml_parse(), of
  * virDomainGetXMLDesc()) and our metadata element in it
  * (vr_domain_tuning_parse(), which whoever may edit the domain writes). Both
  * parsers get every input.
@@ -14,8 +14,8 @@
  */
 #include <string.h>
 
-#include "domain-xml.h"
 #include "fuzz.h"
+#include "libvirt/domain-xml.h"
 #include "policy.h"
 
 static void check_tuning(const char *text)

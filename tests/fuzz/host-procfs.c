@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Fuzz target host-procfs: the per-process procfs texts vreclaimd reads of
- * each domain's QEMU (hostd/procfs.c): /proc/<pid>/status
+ * each domain's QEMU (common/procfs-text.c): /proc/<pid>/status
  * (vr_proc_status_parse(), vr_proc_status_vm_size_parse()),
  * /proc/<pid>/smaps_rollup (vr_smaps_rollup_parse()) and /proc/<pid>/stat
  * (vr_proc_stat_parse(), whose command name QEMU's user chooses), and
- * /proc/<pid>/smaps (hostd/host-pageout.c, vr_smaps_parse_range_usage()).
+ * /proc/<pid>/smaps (kernel/process-pageout.c, vr_smaps_parse_range_usage()).
  * Every parser gets every input.
  *
  * Checks: an error is VR_PROCFS_TEXT_ERROR_INVALID, names the file and
@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "host-pageout.h"
-#include "procfs.h"
+#include "process-pageout.h"
+#include "procfs-text.h"
 
 #define UNTOUCHED 0x5a
 #define FUZZ_PATH "/proc/4242/file"

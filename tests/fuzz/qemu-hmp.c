@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Fuzz target qemu-hmp: the text QEMU prints, as vreclaimd reads it:
- * `info mtree -f` (hostd/qemu-commands.c, vr_qemu_parse_mtree_ram()),
+ * `info mtree -f` (hostd/qmp/qemu-commands.c, vr_qemu_parse_mtree_ram()),
  * `gpa2hva` (vr_qemu_parse_gpa2hva()) and the "filename" query-chardev
- * gives of a chardev (hostd/qmp-domain.c, vr_qmp_parse_chardev_filename()).
+ * gives of a chardev (hostd/qmp/qmp-domain.c, vr_qmp_parse_chardev_filename()).
  * Target qmp reaches the same parsers through JSON; here the text comes
  * raw, so the corpora are QEMU's outputs as captured (tests/data/qemu).
  * Every parser gets every input.
@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "qemu-commands.h"
-#include "qmp-domain.h"
+#include "qmp/qemu-commands.h"
+#include "qmp/qmp-domain.h"
 
 static void check_mtree(const char *text)
 {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Fuzz target qmp: what vreclaimd reads from a QEMU monitor, a QMP message
- * per line (greeting, reply, error, event: hostd/qmp.c
+ * per line (greeting, reply, error, event: hostd/qmp/qmp.c
  * vr_qmp_parse_message(), vr_qmp_reply_result()), and every parser of a
- * reply's "return" member: hostd/qemu-commands.c (query-balloon,
+ * reply's "return" member: hostd/qmp/qemu-commands.c (query-balloon,
  * query-memory-size-summary, query-memdev; the string of
  * human-monitor-command through `info mtree -f` and `gpa2hva`) and
- * hostd/qmp-domain.c (query-name, query-uuid, the base memory, qom-list,
+ * hostd/qmp/qmp-domain.c (query-name, query-uuid, the base memory, qom-list,
  * qom-get, query-chardev). Every parser gets every "return": each refuses
  * the others' shapes, and QEMU may answer any command with anything.
  *
@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "qemu-commands.h"
-#include "qmp-domain.h"
-#include "qmp.h"
+#include "qmp/qemu-commands.h"
+#include "qmp/qmp-domain.h"
+#include "qmp/qmp.h"
 
 /* Lines (messages) taken from one input: enough for a probe's exchange. */
 #define FUZZ_MAX_LINES 64
@@ -39,7 +39,7 @@ static void check_commands_error(const GError *error, const char *parser)
 		      parser, error ? error->message : "(none)");
 }
 
-/* The parsers of hostd/qemu-commands.c, on @ret. */
+/* The parsers of hostd/qmp/qemu-commands.c, on @ret. */
 static void check_commands(json_object *ret)
 {
 	g_autoptr(GError) error = NULL;
@@ -74,7 +74,7 @@ static void check_commands(json_object *ret)
 	}
 }
 
-/* The parsers of hostd/qmp-domain.c, on @ret. */
+/* The parsers of hostd/qmp/qmp-domain.c, on @ret. */
 static void check_domain(json_object *ret)
 {
 	static const char *const containers[] = { VR_QMP_DOMAIN_PERIPHERAL,

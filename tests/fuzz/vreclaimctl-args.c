@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Fuzz target vreclaimctl-args: the command lines of vreclaimctl's commands
- * for the running vreclaimd (hostd/control-cmd.c, vrctl_control_main():
+ * for the running vreclaimd (hostd/cli/control-cmd.c, vrctl_control_main():
  * status, set, pause, resume, metrics with their options and arguments).
  *
  * The input is the command line, one argument per line: the first line
@@ -19,9 +19,9 @@
  */
 #include <string.h>
 
-#include "control-cmd.h"
+#include "cli/control-cmd.h"
+#include "cli/exit-codes.h"
 #include "fuzz.h"
-#include "simulate.h"
 
 /* Arguments taken from one input: a set with every setting fits. */
 #define FUZZ_MAX_ARGS 40

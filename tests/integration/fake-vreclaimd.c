@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * fake-vreclaimd: the control socket and the metrics server of vreclaimd
- * (hostd/control.c, hostd/metrics.c) in front of a fixed fake fleet, for
+ * (hostd/control/control.c, hostd/control/metrics.c) in front of a fixed fake fleet, for
  * test-vreclaimctl. It knows three domains (web1, db1, win10); `set` takes
  * priority=0..100 and policy=NAME, `pause`/`resume` flip their paused flags.
  *
@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "control.h"
-#include "metrics.h"
+#include "control/control.h"
+#include "control/metrics.h"
 
 #define GIB (1ULL << 30)
 #define MIB (1ULL << 20)

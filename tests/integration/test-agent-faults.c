@@ -55,7 +55,7 @@
 #include <unistd.h>
 
 #include "../unit/test-fake-tree.h"
-#include "control-client.h"
+#include "control/control-client.h"
 #include "test-fake-qemu.h"
 
 /* The daemon's tick, ms. */

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "../unit/test-fake-tree.h"
-#include "agent-client.h"
+#include "agent/agent-client.h"
 #include "protocol.h"
 
 static char *root; /* the fake guest: sys/, proc/, cgroup/ */

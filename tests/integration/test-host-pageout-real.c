@@ -32,8 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "host-pageout.h"
-#include "ram-map.h"
+#include "process-pageout.h"
+#include "qmp/ram-map.h"
 #include "test-stand-in.h"
 
 #define PAGE 4096ULL

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * host-reclaim for real (hostd/host-reclaim.c): a child process stands in
+ * host-reclaim for real (hostd/actions/host-pageout.c): a child process stands in
  * for QEMU. It maps 64 MiB of anonymous memory, fills every page with a
  * pattern from the page's index and sends the parent the address. The test
  * makes a RAM map saying guest-physical [0, 64 MiB) is that buffer, and an
@@ -39,12 +39,12 @@
 #include <unistd.h>
 
 #include "../unit/test-messages.h"
-#include "access-source.h"
+#include "actions/host-pageout.h"
 #include "agent-region.h"
 #include "fleet-quota.h"
-#include "host-pageout.h"
-#include "host-reclaim.h"
-#include "ram-map.h"
+#include "process-pageout.h"
+#include "qmp/ram-map.h"
+#include "sources/access-source.h"
 #include "test-script-source.h"
 #include "test-stand-in.h"
 

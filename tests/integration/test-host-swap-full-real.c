@@ -40,11 +40,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "actions/host-pageout.h"
 #include "domain.h"
-#include "host-reclaim.h"
 #include "host-watermarks.h"
 #include "procfs-text.h"
-#include "ram-map.h"
+#include "qmp/ram-map.h"
 #include "test-script-source.h"
 #include "test-stand-in.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * vreclaimd's libvirt connection (hostd/libvirt-conn.c) against libvirt's
+ * vreclaimd's libvirt connection (hostd/libvirt/libvirt-conn.c) against libvirt's
  * test driver (test:///default, in this process, no daemon): every request
  * made on libvirt's thread and answered on the main context; and a libvirt
  * that stops answering, made with the connection's test hook (a gate each
@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "../unit/test-gate.h"
-#include "libvirt-conn.h"
+#include "libvirt/libvirt-conn.h"
 
 #define TEST_URI "test:///default"
 /* Each request's deadline in these tests, ms. */

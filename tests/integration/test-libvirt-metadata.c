@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "domain-xml.h"
+#include "libvirt/domain-xml.h"
 
 #define TEST_URI "test:///default"
 

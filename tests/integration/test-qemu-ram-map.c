@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The QEMU commands (hostd/qemu-commands.c) against a real QEMU: a 256 MiB
+ * The QEMU commands (hostd/qmp/qemu-commands.c) against a real QEMU: a 256 MiB
  * PC stopped before its first instruction (-S, no kernel needed) with a
  * balloon device, driven through vr_qemu_monitor_new_qmp() on a socket in a
  * temporary folder. The guest RAM map must cover the 256 MiB (less what the
  * BIOS ROMs hide) and each host range must lie in the QEMU process's own
  * mappings (/proc/<pid>/maps); query-memory-size-summary must say 256 MiB.
- * Then the discovery of a QEMU through QMP (hostd/qmp-domain.c) on two such
+ * Then the discovery of a QEMU through QMP (hostd/qmp/qmp-domain.c) on two such
  * QEMUs: one with a name, a UUID, the agent's virtio-serial port on a unix
  * socket and a balloon, one with none of them.
  * Skipped when qemu-system-x86_64 is not installed.
@@ -24,8 +24,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include "qemu-commands.h"
-#include "qmp-domain.h"
+#include "qmp/qemu-commands.h"
+#include "qmp/qmp-domain.h"
 
 #define MIB (1024ULL * 1024)
 
@@ -220,7 +220,7 @@ Test(qemu_ram_map, balloon)
 		  err2->message);
 }
 
-/* ---- discovery through QMP (hostd/qmp-domain.c) ---- */
+/* ---- discovery through QMP (hostd/qmp/qmp-domain.c) ---- */
 
 /* What the first probed QEMU is started with. */
 #define PROBE_NAME "probe-test"

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "../unit/test-fake-tree.h"
-#include "control-client.h"
+#include "control/control-client.h"
 #include "test-fake-qemu.h"
 
 /* How long the daemon gets to start and find its QEMUs, ms. */

@@ -13,9 +13,9 @@
 
 #include <glib.h>
 
-#include "access-source.h"
 #include "agent-region.h"
 #include "scheme.h"
+#include "sources/access-source.h"
 
 /* The picture's intervals: 5 ms / 100 ms, so an age of 6000 is 600 s. */
 #define SCRIPT_SAMPLE_US (5 * 1000ULL)

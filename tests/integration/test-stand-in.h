@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "host-pageout.h"
+#include "process-pageout.h"
 #include "test-swap.h"
 
 #define TEST_STAND_IN_PAGE 4096ULL

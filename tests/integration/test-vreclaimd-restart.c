@@ -57,7 +57,7 @@
 #include <unistd.h>
 
 #include "../unit/test-fake-tree.h"
-#include "control-client.h"
+#include "control/control-client.h"
 #include "domain-state.h"
 #include "test-fake-qemu.h"
 

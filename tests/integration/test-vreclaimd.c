@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The real vreclaimd against libvirt's test driver, driven over its control
- * socket with the control client (hostd/control-client.h): domain discovery
+ * socket with the control client (hostd/control/control-client.h): domain discovery
  * and metadata handling as the daemon reports them.
  *
  * Each test writes a node file (test:///ABSOLUTE/PATH/node.xml: a <node>
@@ -53,8 +53,8 @@
 #include <unistd.h>
 
 #include "../unit/test-fake-tree.h"
-#include "control-client.h"
-#include "domain-xml.h"
+#include "control/control-client.h"
+#include "libvirt/domain-xml.h"
 #include "test-fake-qemu.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -88,7 +88,7 @@
  *		for a domain without metadata.
  * @reason:	a fragment the daemon's reason must hold (with manage =
  *		opt-in). For invalid metadata: the parser's message, after
- *		"invalid metadata: " (see tests/unit/test-domain-xml.c).
+ *		"invalid metadata: " (see tests/unit/hostd/libvirt/test-domain-xml.c).
  */
 struct dom_case {
 	char name[40];

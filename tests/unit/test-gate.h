@@ -2,7 +2,7 @@
 /*
  * A gate that holds a worker thread: what a stopped libvirtd looks like to
  * the code that waits for it. Shared by the tests of libvirt's worker thread
- * (tests/unit/test-libvirt-worker.c) and of the libvirt connection on it
+ * (tests/unit/hostd/libvirt/test-libvirt-worker.c) and of the libvirt connection on it
  * (tests/integration/test-libvirt-conn.c).
  *
  * gate_set(FALSE) closes the gate: every thread that calls gate_pass() then
