@@ -26,7 +26,7 @@ ASAN_ENV := \
 # meson/ninja parallelise the real work.
 .NOTPARALLEL:
 
-.PHONY: all deps build demo check asan-build check-asan check-asan-e2e fuzz bench bench-fleet bench-guest bench-vm format clean
+.PHONY: all deps build demo check asan-build check-asan check-asan-e2e fuzz bench bench-fleet bench-guest bench-vm architecture-svg format clean
 
 all: build
 
@@ -109,6 +109,11 @@ bench-guest: build
 # goes on where it stopped.
 bench-vm: deps build
 	bench/vm/run --build $(BUILD)
+
+# docs/architecture.svg from its Graphviz source (Debian's graphviz package).
+architecture-svg:
+	@command -v dot >/dev/null || { echo "architecture-svg: needs Graphviz's dot (apt-get install graphviz)" >&2; exit 1; }
+	dot -Tsvg docs/architecture.dot -o docs/architecture.svg
 
 format:
 	git ls-files -z -- '*.c' '*.h' | xargs -0 -r clang-format -i
