@@ -7,12 +7,13 @@
  * channel, one GMainLoop. The agent runs the in-guest scheme by itself with
  * the last policy it was given (the built-in default profile until then), so
  * the guest keeps reclaiming sensibly when the host side is away. Requests
- * are served by server.c; the periodic work (backend ticks, compaction,
+ * are served by server.c, which calls back here only through struct
+ * vr_agent_ops (server.h); the periodic work (backend ticks, compaction,
  * reports) lives here.
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "agent.h"
+#include "server.h"
 
 #include <glib-unix.h>
 #include <locale.h>
@@ -48,7 +49,8 @@ static const struct vr_backend_ops *const all_backends[] = {
 	&vr_backend_damon_reclaim_module,
 };
 
-uint64_t vr_agent_now_us(void)
+/* The monotonic clock, us. */
+static uint64_t agent_now_us(void)
 {
 	return (uint64_t)g_get_monotonic_time();
 }
@@ -103,7 +105,7 @@ static void agent_maybe_compact(struct vr_agent *agent, uint64_t now_us)
 static gboolean agent_on_tick(gpointer data)
 {
 	struct vr_agent *agent = data;
-	uint64_t now = vr_agent_now_us();
+	uint64_t now = agent_now_us();
 	uint64_t delay_us = VR_AGENT_MAX_TICK_US;
 	if (!agent->paused) {
 		uint64_t want = agent->ops->tick(agent->backend, now);
@@ -132,7 +134,8 @@ static gboolean agent_on_report(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-void vr_agent_set_report_interval(struct vr_agent *agent, uint64_t interval_ms)
+/* (Re)arm the periodic reports every @interval_ms ms (0: none). */
+static void agent_set_report_interval(struct vr_agent *agent, uint64_t interval_ms)
 {
 	if (agent->report_timer)
 		g_source_remove(agent->report_timer);
@@ -146,25 +149,8 @@ void vr_agent_set_report_interval(struct vr_agent *agent, uint64_t interval_ms)
 
 static void agent_on_data(struct vr_channel *ch, const char *buf, gsize len, gpointer user)
 {
-	struct vr_agent *agent = user;
 	(void)ch;
-	vr_proto_reader_feed(agent->reader, buf, len);
-	for (;;) {
-		g_autoptr(GError) error = NULL;
-		g_autofree char *line = NULL;
-		gsize line_len = 0;
-		if (!vr_proto_reader_next(agent->reader, &line, &line_len, &error)) {
-			/* A line too long to read: answer it, go on with the next. */
-			vr_agent_warn_host(agent, "from the host: %s", error->message);
-			g_autofree char *reply = vr_proto_encode_gerror(0, error);
-			agent_send(agent, reply);
-			continue;
-		}
-		if (!line)
-			break; /* no complete line left */
-		g_autofree char *reply = vr_agent_handle_line(agent, line, line_len);
-		agent_send(agent, reply);
-	}
+	vr_agent_feed(user, buf, len);
 }
 
 static void agent_on_connected(struct vr_channel *ch, bool up, gpointer user)
@@ -177,6 +163,32 @@ static void agent_on_connected(struct vr_channel *ch, bool up, gpointer user)
 		agent->reader = vr_proto_reader_new();
 	}
 }
+
+/* ---- what the request server calls here (server.h) ---- */
+
+static uint64_t ops_now_us(gpointer user_data)
+{
+	(void)user_data;
+	return agent_now_us();
+}
+
+static void ops_set_report_interval(gpointer user_data, uint64_t interval_ms)
+{
+	agent_set_report_interval(user_data, interval_ms);
+}
+
+static void ops_send(gpointer user_data, const char *line, gsize len)
+{
+	struct vr_agent *agent = user_data;
+
+	vr_channel_send(agent->channel, line, len);
+}
+
+static const struct vr_agent_ops agent_ops = {
+	.now_us = ops_now_us,
+	.set_report_interval = ops_set_report_interval,
+	.send = ops_send,
+};
 
 /* ---- start-up ---- */
 
@@ -280,7 +292,7 @@ static void agent_clear(struct vr_agent *agent)
 	if (agent->tick_timer)
 		g_source_remove(agent->tick_timer);
 	agent->tick_timer = 0;
-	vr_agent_set_report_interval(agent, 0);
+	agent_set_report_interval(agent, 0);
 	g_clear_pointer(&agent->channel, vr_channel_free);
 	if (agent->backend)
 		agent->ops->close(agent->backend);
@@ -418,9 +430,11 @@ int main(int argc, char **argv)
 		},
 		.paused = start_paused,
 		.no_compaction = no_compaction,
-		.started_us = vr_agent_now_us(),
+		.started_us = agent_now_us(),
 		.fpr_order_restore = -1,
+		.agent_ops = &agent_ops,
 	};
+	agent.agent_data = &agent;
 	vr_ratelimit_init(&agent.host_log, VR_AGENT_HOST_LOG_INTERVAL_US, VR_AGENT_HOST_LOG_BURST);
 	agent.kernel_release = vr_kernel_release(&agent.paths);
 	struct vr_vmstat_reclaim vmstat;
@@ -492,7 +506,7 @@ int main(int argc, char **argv)
 		status = 1;
 	} else {
 		g_message("serving the host on %s", vr_channel_describe(agent.channel));
-		vr_agent_set_report_interval(&agent, (uint64_t)report_ms);
+		agent_set_report_interval(&agent, (uint64_t)report_ms);
 		agent.tick_timer = g_idle_add(agent_on_tick, &agent);
 		g_main_loop_run(loop);
 	}

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The state of a running vreclaim-agent, shared by main (agent.c), the
- * request server (server.c) and the periodic work (agent.c).
+ * The state of a running vreclaim-agent, shared by main and the periodic
+ * work (agent.c) and the request server (server.c, server.h). Only types and
+ * constants: nothing here is defined in a .c file, so that the server,
+ * which the agent's library holds, never calls into the agent's main file;
+ * what it needs from there it reaches through struct vr_agent_ops
+ * (server.h).
  */
 #pragma once
 
@@ -16,6 +20,8 @@
 #include "policy.h"
 #include "protocol.h"
 #include "ratelimit.h"
+
+struct vr_agent_ops;
 
 /**
  * struct vr_agent - one agent.
@@ -56,6 +62,9 @@
  * @kernel_release:	uname release (owned).
  * @host_log:		the rate limit of warnings the host's lines cause
  *			(vr_agent_warn_host()).
+ * @agent_ops, @agent_data: what the request server calls in the agent's
+ *			main (the clock, the report timer, the channel) and
+ *			its argument (both borrowed; server.h).
  */
 struct vr_agent {
 	struct vr_agent_paths paths;
@@ -86,6 +95,8 @@ struct vr_agent {
 	struct vr_proto_reader *reader;
 	char *kernel_release;
 	struct vr_ratelimit host_log;
+	const struct vr_agent_ops *agent_ops;
+	gpointer agent_data;
 };
 
 /*
@@ -97,29 +108,3 @@ struct vr_agent {
  */
 #define VR_AGENT_HOST_LOG_BURST	      3
 #define VR_AGENT_HOST_LOG_INTERVAL_US (10 * G_USEC_PER_SEC)
-
-/**
- * vr_agent_warn_host() - a warning about what the host sent (printf
- * @format), within @agent->host_log's rate limit.
- */
-void vr_agent_warn_host(struct vr_agent *agent, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-/**
- * vr_agent_handle_line() - serve one request line from the host: decode it,
- * act, and return the reply line (owned, newline-terminated). Malformed,
- * unknown or failing requests get an error reply; nothing is ever fatal.
- */
-char *vr_agent_handle_line(struct vr_agent *agent, const char *line, gsize len);
-
-/**
- * vr_agent_read_stats() - the STATS object of get-stats and reports.
- */
-void vr_agent_read_stats(struct vr_agent *agent, struct vr_agent_stats *out);
-
-/**
- * vr_agent_set_report_interval() - (re)arm the periodic reports.
- */
-void vr_agent_set_report_interval(struct vr_agent *agent, uint64_t interval_ms);
-
-/** vr_agent_now_us() - the monotonic clock, us. */
-uint64_t vr_agent_now_us(void);

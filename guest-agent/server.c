@@ -2,7 +2,8 @@
 /*
  * The agent's request server: one request line in, one reply line out
  * (docs/protocol.md). Decoding and encoding are libvrcore's (protocol.c);
- * this file maps each command onto the backend.
+ * this file maps each command onto the backend. What it needs from the
+ * agent's main file it calls through struct vr_agent_ops (server.h).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -10,9 +11,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "server.h"
+
 #include "fleet-quota.h"
 #include "meminfo.h"
+
+/* The agent's clock, us (struct vr_agent_ops::now_us). */
+static uint64_t server_now_us(struct vr_agent *agent)
+{
+	return agent->agent_ops->now_us(agent->agent_data);
+}
 
 static uint64_t agent_cpu_us(void)
 {
@@ -55,7 +63,7 @@ void vr_agent_read_stats(struct vr_agent *agent, struct vr_agent_stats *out)
 	memset(out, 0, sizeof(*out));
 	g_strlcpy(out->backend, agent->ops->name, sizeof(out->backend));
 	out->paused = agent->paused;
-	out->uptime_ms = (vr_agent_now_us() - agent->started_us) / 1000;
+	out->uptime_ms = (server_now_us(agent) - agent->started_us) / 1000;
 	out->agent_cpu_us = agent_cpu_us();
 	out->compactions = agent->nr_compactions;
 	struct vr_vmstat_reclaim vmstat;
@@ -151,7 +159,7 @@ static char *serve_set_policy(struct vr_agent *agent, struct vr_proto_request *r
 		agent->hist_generation = args->generation;
 	}
 	if (args->has_report_interval)
-		vr_agent_set_report_interval(agent, args->report_interval_ms);
+		agent->agent_ops->set_report_interval(agent->agent_data, args->report_interval_ms);
 	g_message("new policy (profile %s, %u schemes)%s", agent->policy->profile,
 		  agent->policy->schemes->len, agent->paused ? ", applied on resume" : "");
 	return vr_proto_encode_empty(req->id);
@@ -165,7 +173,7 @@ static char *serve_reclaim(struct vr_agent *agent, struct vr_proto_request *req)
 			    "the agent is paused: resume it first");
 		return vr_proto_encode_gerror(req->id, error);
 	}
-	uint64_t start = vr_agent_now_us();
+	uint64_t start = server_now_us(agent);
 	struct vr_proto_reclaim_result res = { 0 };
 	if (!agent->ops->reclaim(agent->backend, req->reclaim.bytes, req->reclaim.deadline_ms,
 				 &res.reclaimed_bytes, &error)) {
@@ -173,7 +181,7 @@ static char *serve_reclaim(struct vr_agent *agent, struct vr_proto_request *req)
 				   (guint64)req->reclaim.bytes, error->message);
 		return vr_proto_encode_gerror(req->id, error);
 	}
-	res.elapsed_ms = (vr_agent_now_us() - start) / 1000;
+	res.elapsed_ms = (server_now_us(agent) - start) / 1000;
 	g_message("reclaimed %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
 		  " bytes in %" G_GUINT64_FORMAT " ms",
 		  (guint64)res.reclaimed_bytes, (guint64)req->reclaim.bytes,
@@ -261,7 +269,7 @@ void vr_agent_warn_host(struct vr_agent *agent, const char *format, ...)
 	uint64_t suppressed = 0;
 	va_list ap;
 
-	if (!vr_ratelimit_pass(&agent->host_log, (int64_t)vr_agent_now_us(), &suppressed))
+	if (!vr_ratelimit_pass(&agent->host_log, (int64_t)server_now_us(agent), &suppressed))
 		return;
 	va_start(ap, format);
 	g_autofree char *message = g_strdup_vprintf(format, ap);
@@ -305,4 +313,26 @@ char *vr_agent_handle_line(struct vr_agent *agent, const char *line, gsize len)
 		return serve_resume(agent, req.id);
 	}
 	return vr_proto_encode_error(req.id, VR_PROTO_ERROR_UNKNOWN_COMMAND, NULL);
+}
+
+void vr_agent_feed(struct vr_agent *agent, const char *buf, gsize len)
+{
+	vr_proto_reader_feed(agent->reader, buf, len);
+	for (;;) {
+		g_autoptr(GError) error = NULL;
+		g_autofree char *line = NULL;
+		g_autofree char *reply = NULL;
+		gsize line_len = 0;
+
+		if (!vr_proto_reader_next(agent->reader, &line, &line_len, &error)) {
+			/* A line too long to read: answer it, go on with the next. */
+			vr_agent_warn_host(agent, "from the host: %s", error->message);
+			reply = vr_proto_encode_gerror(0, error);
+		} else if (!line) {
+			break; /* no complete line left */
+		} else {
+			reply = vr_agent_handle_line(agent, line, line_len);
+		}
+		agent->agent_ops->send(agent->agent_data, reply, strlen(reply));
+	}
 }

@@ -11,10 +11,14 @@
  * Three layers, each testable alone:
  *   1. struct vr_damon_config: what will be written, in sysfs units, built
  *      from a policy by a pure function (vr_damon_config_from_policy());
- *   2. the writer (vr_damon_sysfs_start(), vr_damon_sysfs_commit(), ...) and
- *      the readers (stats, tried regions, kdamond CPU time), all under the
- *      sysfs and procfs roots of struct vr_agent_paths;
- *   3. pure helpers for what comes back (merging regions, /proc/PID/stat).
+ *   2. the writer (vr_damon_sysfs_start(), vr_damon_sysfs_commit(), ...;
+ *      damon-sysfs.c, with the probes and who holds DAMON) and the status
+ *      readers (stats, tried regions, kdamond CPU time;
+ *      damon-sysfs-status.c), all under the sysfs and procfs roots of
+ *      struct vr_agent_paths;
+ *   3. pure helpers: the policy turned into a config (damon-sysfs.c) and
+ *      for what comes back (merging regions, /proc/PID/stat;
+ *      damon-sysfs-status.c).
  *
  * The scheme list always starts with one `stat` scheme that matches every
  * region (index VR_DAMON_STAT_SCHEME); the policy's schemes follow in order.

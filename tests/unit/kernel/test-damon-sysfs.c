@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the DAMON sysfs layer (kernel/damon-sysfs.c) and of the
+ * Unit tests of the DAMON sysfs layer (kernel/damon-sysfs.c, the tree
+ * writer, and kernel/damon-sysfs-status.c, the status reader) and of the
  * `damon` backend over it (guest-agent/damon.c), against a fake sysfs and
  * procfs tree in a temporary folder; never the machine's own
  * /sys/kernel/mm/damon.
