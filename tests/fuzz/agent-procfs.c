@@ -5,7 +5,7 @@
  * /proc/iomem (kernel/iomem.c, vr_iomem_parse_system_ram()),
  * /proc/meminfo's SwapCached and /proc/vmstat (guest-agent/compact.c,
  * vr_compact_parse_swap_cached(), vr_vmstat_reclaim_parse()) and
- * /proc/PID/stat of a kdamond (kernel/damon-sysfs.c,
+ * /proc/PID/stat of a kdamond (kernel/damon-sysfs-status.c,
  * vr_proc_stat_parse_cpu_us()). /proc/meminfo and /proc/pressure/memory
  * (meminfo.c, psi.c) go through common/procfs-text.c: target procfs-text.
  * Every parser gets every input.

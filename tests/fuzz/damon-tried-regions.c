@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Fuzz target damon-tried-regions: the regions DAMON's sysfs lists for a
- * scheme, as vreclaim-agent reads them (kernel/damon-sysfs.c,
+ * scheme, as vreclaim-agent reads them (kernel/damon-sysfs-status.c,
  * vr_damon_sysfs_read_tried_regions(): a folder per region with its start,
  * end, nr_accesses and age files; overlapping listings cut; more regions
  * than asked merged by vr_damon_regions_merge()). The reader takes a sysfs
