@@ -35,6 +35,7 @@
 #include "event-hub.h"
 #include "fleet-quota.h"
 #include "guest-bounds.h"
+#include "picture.h"
 #include "ratelimit.h"
 
 /* clang-format off */
@@ -236,33 +237,19 @@ gboolean vr_token_bucket_take(struct vr_token_bucket *b, double n, gint64 now_us
 gboolean vr_agent_session_check_regions(const struct vr_agent_session_limits *limits,
 					const struct vr_proto_regions *regions, GError **error)
 {
-	uint64_t end_bound = limits->guest_phys_end_bytes ? limits->guest_phys_end_bytes :
-							    limits->guest_mem_bytes;
-	uint64_t sum_bytes = 0;
-	guint nr = regions->regions ? regions->regions->len : 0;
+	const struct vr_picture_bound bound = {
+		.mem_bytes = limits->guest_mem_bytes,
+		.phys_end_bytes = limits->guest_phys_end_bytes ? limits->guest_phys_end_bytes :
+								 limits->guest_mem_bytes,
+	};
+	g_autoptr(GError) local = NULL;
 
-	for (guint i = 0; i < nr; i++) {
-		const struct vr_agent_region *r =
-			&g_array_index(regions->regions, struct vr_agent_region, i);
-
-		if (r->end > end_bound) {
-			g_set_error(error, VR_AGENT_SESSION_ERROR, VR_AGENT_SESSION_ERROR_LIE,
-				    "the agent claims region %u ends at byte %" PRIu64
-				    ", the guest's memory ends at %" PRIu64,
-				    i, r->end, end_bound);
-			return FALSE;
-		}
-		/* Sorted and disjoint (the decoder checked), each below
-		 * VR_PROTO_MAX_INT: the sum cannot wrap. */
-		sum_bytes += r->end - r->start;
-	}
-	if (sum_bytes > limits->guest_mem_bytes) {
-		g_set_error(error, VR_AGENT_SESSION_ERROR, VR_AGENT_SESSION_ERROR_LIE,
-			    "the agent claims %" PRIu64 " bytes of regions, the guest has %" PRIu64,
-			    sum_bytes, limits->guest_mem_bytes);
-		return FALSE;
-	}
-	return TRUE;
+	if (vr_picture_check(regions->regions, regions->sample_interval_us,
+			     regions->aggr_interval_us, &bound, &local))
+		return TRUE;
+	g_set_error(error, VR_AGENT_SESSION_ERROR, VR_AGENT_SESSION_ERROR_LIE,
+		    "the agent claims a picture that cannot be true: %s", local->message);
+	return FALSE;
 }
 
 gboolean vr_agent_session_check_cold_hist(const struct vr_agent_session_limits *limits,
