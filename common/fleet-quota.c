@@ -9,6 +9,7 @@
 
 #include "agent-region.h"
 #include "fleet-credit.h"
+#include "picture.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-fleet-error-quark, vr_fleet_error)
@@ -17,94 +18,6 @@ G_DEFINE_QUARK(vr-fleet-error-quark, vr_fleet_error)
 static gboolean scheme_has_cold_score(const struct vr_scheme *s)
 {
 	return s->action == VR_ACTION_PAGEOUT || s->action == VR_ACTION_COLD;
-}
-
-static gboolean check_intervals(uint64_t sample_interval_us, uint64_t aggr_interval_us,
-				GError **error)
-{
-	if (sample_interval_us == 0) {
-		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
-			    "the picture's sample_interval_us is 0: it must be above 0");
-		return FALSE;
-	}
-	if (aggr_interval_us < sample_interval_us ||
-	    aggr_interval_us > VR_FLEET_MAX_AGGR_INTERVAL_US) {
-		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
-			    "the picture's aggr_interval_us is %" G_GUINT64_FORMAT
-			    ": it must be from sample_interval_us (%" G_GUINT64_FORMAT
-			    ") to %" G_GUINT64_FORMAT,
-			    aggr_interval_us, sample_interval_us, VR_FLEET_MAX_AGGR_INTERVAL_US);
-		return FALSE;
-	}
-	if (aggr_interval_us / sample_interval_us > VR_FLEET_MAX_NR_ACCESSES) {
-		g_set_error(
-			error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
-			"the picture's aggr_interval_us / sample_interval_us is %" G_GUINT64_FORMAT
-			": it must be at most %u",
-			aggr_interval_us / sample_interval_us, VR_FLEET_MAX_NR_ACCESSES);
-		return FALSE;
-	}
-	return TRUE;
-}
-
-/* Checks region @i of the picture against its predecessor @prev (NULL for the
- * first) and the access count bound. */
-static gboolean check_region(const struct vr_agent_region *r, const struct vr_agent_region *prev,
-			     guint i, uint64_t max_nr_accesses, GError **error)
-{
-	if (r->end <= r->start) {
-		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
-			    "region %u [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
-			    "x) is empty: its end must be above its start",
-			    i, r->start, r->end);
-		return FALSE;
-	}
-	if (prev && r->start < prev->end) {
-		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
-			    "region %u starts at 0x%" G_GINT64_MODIFIER
-			    "x, below the end of region %u (0x%" G_GINT64_MODIFIER
-			    "x): regions must be sorted and must not overlap",
-			    i, r->start, i - 1, prev->end);
-		return FALSE;
-	}
-	if (r->nr_accesses > max_nr_accesses) {
-		g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
-			    "region %u has nr_accesses %u, more than the %" G_GUINT64_FORMAT
-			    " sampling intervals of an aggregation interval",
-			    i, r->nr_accesses, max_nr_accesses);
-		return FALSE;
-	}
-	return TRUE;
-}
-
-gboolean vr_fleet_check_picture(const GArray *regions, uint64_t sample_interval_us,
-				uint64_t aggr_interval_us, uint64_t guest_memory_bytes,
-				GError **error)
-{
-	uint64_t total_bytes = 0, max_nr_accesses;
-	guint n = regions ? regions->len : 0;
-
-	if (!check_intervals(sample_interval_us, aggr_interval_us, error))
-		return FALSE;
-	max_nr_accesses = aggr_interval_us / sample_interval_us;
-	for (guint i = 0; i < n; i++) {
-		const struct vr_agent_region *ar =
-			&g_array_index(regions, struct vr_agent_region, i);
-
-		if (!check_region(ar, i ? ar - 1 : NULL, i, max_nr_accesses, error))
-			return FALSE;
-		/* Disjoint regions below 2^64 add up to less than 2^64: no overflow. */
-		total_bytes += ar->end - ar->start;
-		if (total_bytes > guest_memory_bytes) {
-			g_set_error(error, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
-				    "the picture's regions 0..%u cover %" G_GUINT64_FORMAT
-				    " bytes, more than the guest's %" G_GUINT64_FORMAT
-				    " bytes of memory: the picture is refused",
-				    i, total_bytes, guest_memory_bytes);
-			return FALSE;
-		}
-	}
-	return TRUE;
 }
 
 gboolean vr_fleet_region_score(const struct vr_agent_region *region,
@@ -143,8 +56,8 @@ gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval
 			    scheme->name ? scheme->name : "?", vr_action_name(scheme->action));
 		return FALSE;
 	}
-	if (!vr_fleet_check_picture(regions, sample_interval_us, aggr_interval_us,
-				    guest_memory_bytes, error))
+	if (!vr_picture_check(regions, sample_interval_us, aggr_interval_us,
+			      &(struct vr_picture_bound){ .mem_bytes = guest_memory_bytes }, error))
 		return FALSE;
 	for (guint i = 0; i < n; i++) {
 		const struct vr_agent_region *ar =

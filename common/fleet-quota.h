@@ -32,9 +32,9 @@ GQuark vr_fleet_error_quark(void);
 
 /**
  * enum vr_fleet_error - error codes in the VR_FLEET_ERROR domain.
- * @VR_FLEET_ERROR_PICTURE: a guest's region picture is inconsistent (unsorted
- *	or overlapping regions, more bytes than the guest has, impossible access
- *	counts or intervals); the message names the region or field.
+ * @VR_FLEET_ERROR_PICTURE: a guest's cold histogram cannot be true (more bytes
+ *	than the guest has); the message names the bucket or the sum. (A region
+ *	picture's rules are vr_picture_check()'s, VR_PICTURE_ERROR.)
  * @VR_FLEET_ERROR_INVALID: the caller's data is out of range (a priority above
  *	VR_FLEET_MAX_PRIORITY, a scheme without a cold score).
  */
@@ -49,50 +49,12 @@ enum vr_fleet_error {
 /* Adjusted scores go from 0 to this: VR_MAX_SCORE + VR_FLEET_MAX_PRIORITY. */
 #define VR_FLEET_MAX_ADJUSTED_SCORE (VR_MAX_SCORE + VR_FLEET_MAX_PRIORITY)
 
-/*
- * The longest aggregation interval a picture may claim, in us: 1 hour. It
- * keeps age * aggr_interval_us (the score's age in us, age being 32 bits)
- * within 64 bits, and no sane monitor aggregates for longer.
- */
-#define VR_FLEET_MAX_AGGR_INTERVAL_US ((uint64_t)3600 * 1000 * 1000)
-
-/*
- * The most sampling intervals per aggregation interval a picture may claim:
- * the monitor's own bound (vr_monitor_attrs_validate()).
- */
-#define VR_FLEET_MAX_NR_ACCESSES 65536U
-
 struct vr_agent_region;
-
-/**
- * vr_fleet_check_picture() - does a guest's region picture follow the rules?
- * @regions:		struct vr_agent_region; NULL for none. Untrusted.
- * @sample_interval_us:	the picture's sampling interval, us, > 0.
- * @aggr_interval_us:	its aggregation interval, us, from @sample_interval_us
- *			to VR_FLEET_MAX_AGGR_INTERVAL_US, and at most
- *			VR_FLEET_MAX_NR_ACCESSES sampling intervals long.
- * @guest_memory_bytes:	the guest's memory size, bytes: the regions may cover
- *			at most this many bytes in total.
- *
- * The checks every consumer of an untrusted picture needs before scoring it
- * (vr_fleet_cold_histogram(), vr_pageout_plan()): each region non-empty
- * (start < end), sorted by address and not overlapping the previous one,
- * nr_accesses at most @aggr_interval_us / @sample_interval_us, and the
- * regions together no larger than the guest. Regions are checked in order
- * and the first broken rule is reported. Pure; O(number of regions).
- *
- * Return: TRUE when the picture may be scored; FALSE with @error
- * (VR_FLEET_ERROR_PICTURE, naming the interval, or the region index and its
- * values) otherwise.
- */
-gboolean vr_fleet_check_picture(const GArray *regions, uint64_t sample_interval_us,
-				uint64_t aggr_interval_us, uint64_t guest_memory_bytes,
-				GError **error);
 
 /**
  * vr_fleet_region_score() - does @scheme select the picture region @region,
  * and with which cold score?
- * @region:	one region of a picture that passed vr_fleet_check_picture().
+ * @region:	one region of a picture that passed vr_picture_check().
  * @attrs:	the picture's intervals (sample_interval_us, aggr_interval_us;
  *		the other fields are not read).
  * @scheme:	a pageout or cold scheme: its access pattern selects
@@ -114,15 +76,13 @@ gboolean vr_fleet_region_score(const struct vr_agent_region *region,
 /**
  * vr_fleet_cold_histogram() - the eligible cold bytes of one domain, per cold
  * score.
- * @regions:		the agent's picture: struct vr_agent_region, sorted by
- *			address, not overlapping, each start < end. Untrusted.
+ * @regions:		the agent's picture: struct vr_agent_region. Untrusted:
+ *			checked with vr_picture_check() (common/picture.h).
  * @sample_interval_us:	the picture's sampling interval, us, > 0.
- * @aggr_interval_us:	its aggregation interval, us, at least
- *			@sample_interval_us, at most
- *			VR_FLEET_MAX_AGGR_INTERVAL_US, and at most
- *			VR_FLEET_MAX_NR_ACCESSES sampling intervals long. The
- *			regions' nr_accesses count sampling intervals of it and
- *			their age counts aggregation intervals of it.
+ * @aggr_interval_us:	its aggregation interval, us (the bounds of
+ *			vr_picture_check()). The regions' nr_accesses count
+ *			sampling intervals of it and their age counts
+ *			aggregation intervals of it.
  * @scheme:		the domain's pageout (or cold) scheme: its access
  *			pattern selects the regions, its quota weights score
  *			them (vr_cold_score()). Borrowed.
@@ -136,12 +96,11 @@ gboolean vr_fleet_region_score(const struct vr_agent_region *region,
  * page out); the others (hot, too young, wrong size) are not offered to the
  * fleet. Pure.
  *
- * Return: FALSE with @error (VR_FLEET_ERROR_PICTURE, naming the region index
- * and values) when a region is empty, out of order or overlaps the previous
- * one, claims more accesses than sampling intervals, when the intervals are
- * out of range, or when the regions add up to more than
- * @guest_memory_bytes (a guest claiming memory it does not have);
- * VR_FLEET_ERROR_INVALID when @scheme's action has no cold score.
+ * Return: FALSE with @error: VR_PICTURE_ERROR (naming the rule, and the
+ * region index and values) when the picture breaks a rule of
+ * vr_picture_check() with the bound @guest_memory_bytes (a guest claiming
+ * memory it does not have among them); VR_FLEET_ERROR_INVALID when
+ * @scheme's action has no cold score.
  */
 gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval_us,
 				 uint64_t aggr_interval_us, const struct vr_scheme *scheme,

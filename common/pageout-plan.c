@@ -6,6 +6,7 @@
 #include "pageout-plan.h"
 
 #include "agent-region.h"
+#include "picture.h"
 
 #define PAGE VR_PAGEOUT_PLAN_PAGE_BYTES
 
@@ -60,8 +61,9 @@ gboolean vr_pageout_plan(const struct vr_proto_regions *picture, const struct vr
 			    scheme->name ? scheme->name : "?", vr_action_name(scheme->action));
 		return FALSE;
 	}
-	if (!vr_fleet_check_picture(picture->regions, picture->sample_interval_us,
-				    picture->aggr_interval_us, guest_memory_bytes, error))
+	if (!vr_picture_check(picture->regions, picture->sample_interval_us,
+			      picture->aggr_interval_us,
+			      &(struct vr_picture_bound){ .mem_bytes = guest_memory_bytes }, error))
 		return FALSE;
 
 	attrs.sample_interval_us = picture->sample_interval_us;

@@ -41,7 +41,7 @@ struct vr_pageout_range {
  * @picture:		the guest's access picture (struct vr_proto_regions of
  *			struct vr_agent_region: guest-physical, sorted, not
  *			overlapping; NULL regions for none). Untrusted: checked
- *			with vr_fleet_check_picture(). Borrowed.
+ *			with vr_picture_check(). Borrowed.
  * @scheme:		the domain's scheme; its action must be pageout. Its
  *			access pattern selects the regions and its quota
  *			weights score them; its quota sizes are not read (the
@@ -66,10 +66,12 @@ struct vr_pageout_range {
  *
  * Return: TRUE with @ranges (possibly empty). FALSE with @error:
  * VR_FLEET_ERROR_INVALID (naming the scheme and its action) when the action is
- * not pageout; VR_FLEET_ERROR_PICTURE (naming the region index or interval and
- * the broken rule) when the picture has an empty, out-of-order or overlapping
- * region, a region with more accesses than sampling intervals, intervals out
- * of range, or more bytes than @guest_memory_bytes.
+ * not pageout; VR_PICTURE_ERROR (naming the region index or interval and
+ * the broken rule) when the picture breaks a rule of vr_picture_check() with
+ * the bound @guest_memory_bytes: an empty, out-of-order or overlapping region,
+ * a region with more accesses than sampling intervals, intervals out of range,
+ * more than VR_PICTURE_MAX_REGIONS regions, or more bytes than
+ * @guest_memory_bytes.
  */
 gboolean vr_pageout_plan(const struct vr_proto_regions *picture, const struct vr_scheme *scheme,
 			 uint64_t guest_memory_bytes, uint64_t quota_bytes, GArray **ranges,

@@ -348,10 +348,13 @@ gboolean vr_token_bucket_take(struct vr_token_bucket *b, double n, gint64 now_us
 
 /**
  * vr_agent_session_check_regions() - whether the get-regions reply @regions
- * can be true of a guest with @limits: no region ends beyond
- * @limits->guest_phys_end_bytes (or guest_mem_bytes) and they sum to at most
- * @limits->guest_mem_bytes. Return: TRUE, or FALSE with @error (LIE), e.g.
- * "the agent claims 9663676416 bytes of regions, the guest has 8589934592".
+ * can be true of a guest with @limits: the picture's rules
+ * (vr_picture_check(), common/picture.h) with the guest's bound: no region
+ * ends beyond @limits->guest_phys_end_bytes (or guest_mem_bytes) and they
+ * sum to at most @limits->guest_mem_bytes. Return: TRUE, or FALSE with
+ * @error (LIE) naming the rule and the region, e.g. "the agent claims a
+ * picture that cannot be true: the picture's regions 0..3 cover 9663676416
+ * bytes, more than the guest's 8589934592 bytes of memory".
  */
 gboolean vr_agent_session_check_regions(const struct vr_agent_session_limits *limits,
 					const struct vr_proto_regions *regions, GError **error);

@@ -116,8 +116,11 @@ gboolean vr_access_source_start(struct vr_access_source *src, GError **error);
 /**
  * vr_access_source_get_regions() - the current picture in @out: cleared
  * first (vr_proto_regions_clear()), then filled by the source and checked
- * with vr_access_source_check_regions(). On error @out is left cleared.
- * VR_ACCESS_SOURCE_ERROR_STATE when not started.
+ * with vr_picture_check() (common/picture.h; no guest bound: the source's
+ * user bounds it). On error @out is left cleared.
+ * VR_ACCESS_SOURCE_ERROR_STATE when not started; VR_ACCESS_SOURCE_ERROR_INVALID
+ * naming the source, the broken rule and the region when the picture breaks
+ * a rule.
  */
 gboolean vr_access_source_get_regions(struct vr_access_source *src, struct vr_proto_regions *out,
 				      GError **error);
@@ -128,16 +131,6 @@ void vr_access_source_stop(struct vr_access_source *src);
 /** vr_access_source_free() - stop @src if it runs, then free it (NULL is fine). */
 void vr_access_source_free(struct vr_access_source *src);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_access_source, vr_access_source_free)
-
-/**
- * vr_access_source_check_regions() - does @r follow the rules of a picture
- * (struct vr_proto_regions)? sample_interval_us > 0, aggr_interval_us >=
- * it, at most VR_PROTO_MAX_REGIONS regions, each start < end, sorted, not
- * overlapping, nr_accesses <= aggr / sample. Pure.
- * Return: FALSE with VR_ACCESS_SOURCE_ERROR_INVALID naming the region index
- * and the rule.
- */
-gboolean vr_access_source_check_regions(const struct vr_proto_regions *r, GError **error);
 
 /* ---- agent ---- */
 

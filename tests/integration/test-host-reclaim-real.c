@@ -42,6 +42,7 @@
 #include "actions/host-pageout.h"
 #include "agent-region.h"
 #include "fleet-quota.h"
+#include "picture.h"
 #include "process-pageout.h"
 #include "qmp/ram-map.h"
 #include "sources/access-source.h"
@@ -605,7 +606,7 @@ Test(host_reclaim, step_errors_name_the_guest_and_the_stage)
 	big = reclaim_of_self(script_new(too_big, 1), &err);
 	cr_assert_not_null(big, "new: %s", err ? err->message : "");
 	cr_assert_not(vr_host_reclaim_step(big, scheme, G_MAXUINT64, &res, &err));
-	assert_error(err, VR_FLEET_ERROR, VR_FLEET_ERROR_PICTURE,
+	assert_error(err, VR_PICTURE_ERROR, VR_PICTURE_ERROR_TOO_LARGE,
 		     GUEST_NAME ";planning the pageout;more than the guest", "2 GiB in 1 GiB");
 }
 

@@ -3,7 +3,7 @@
  * Unit tests of the "sim" access source (hostd/sources/source-sim.c) on a fake
  * clock that the tests move: the picture is valid, the same for the same
  * seed, and shows the simulated guest's hot set as accessed regions. Also
- * the wrapper's rules for every picture (vr_access_source_check_regions()).
+ * the wrapper's check of every picture (vr_picture_check(), common/picture.h).
  *
  * The guest of most tests (1 GiB, one phase forever):
  *
@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "picture.h"
 #include "sim.h"
 #include "sources/access-source.h"
 #include "test-access-source.h"
@@ -111,7 +112,9 @@ Test(sim_source, the_picture_covers_the_guest_and_follows_the_rules)
 	cr_expect_eq(pic.sample_interval_us, 5000);
 	cr_expect_eq(pic.aggr_interval_us, 100000);
 	cr_assert_gt(pic.regions->len, 0, "after 2 s there is an aggregated picture");
-	cr_assert(vr_access_source_check_regions(&pic, &err), "%s", err ? err->message : "");
+	cr_assert(vr_picture_check(pic.regions, pic.sample_interval_us, pic.aggr_interval_us, NULL,
+				   &err),
+		  "%s", err ? err->message : "");
 	for (guint i = 0; i < pic.regions->len; i++) {
 		cr_assert_eq(region(&pic, i)->start, next,
 			     "region %u: expected to start where the previous ended (0x%" PRIx64
@@ -378,76 +381,55 @@ ParameterizedTest(struct sim_arg_case *c, sim_source_args, refused)
 	expect_error(err, VR_ACCESS_SOURCE_ERROR_INVALID, c->words, c->name);
 }
 
-/* ---- the rules of a picture (the wrapper's check) ---- */
+/* ---- the wrapper's check of every picture ---- */
 
-/**
- * struct rule_case - a picture that breaks a rule.
- * @name:	the rule.
- * @sample_us, @aggr_us: its intervals.
- * @regions:	its regions, @nr of them.
- * @words:	what the message must say.
- */
-struct rule_case {
-	char name[32];
-	uint64_t sample_us;
-	uint64_t aggr_us;
-	struct vr_agent_region regions[3];
-	guint nr;
-	char words[32];
-};
-
-static struct rule_case rule_cases[] = {
-	{ "zero sample", 0, 100000, { { 0, 4096, 0, 0 } }, 1, "sample" },
-	{ "aggr below sample", 5000, 1000, { { 0, 4096, 0, 0 } }, 1, "aggregation" },
-	{ "empty region", 5000, 100000, { { 0, 4096, 0, 0 }, { 8192, 8192, 0, 0 } }, 2, "region 1" },
-	{ "unsorted", 5000, 100000, { { 8192, 12288, 0, 0 }, { 0, 4096, 0, 0 } }, 2, "sorted" },
-	{ "overlap",
-	  5000,
-	  100000,
-	  { { 0, 4096, 0, 0 }, { 8192, 16384, 0, 0 }, { 12288, 20480, 0, 0 } },
-	  3,
-	  "region 2" },
-	{ "too many accesses", 5000, 100000, { { 0, 4096, 21, 0 } }, 1, "nr_accesses 21" },
-};
-
-ParameterizedTestParameters(picture_rules, refused)
+/* A source whose pictures break a rule: region 1 overlaps region 0. */
+static gboolean bad_start(void *priv, GError **error)
 {
-	return cr_make_param_array(struct rule_case, rule_cases, G_N_ELEMENTS(rule_cases));
+	(void)priv;
+	(void)error;
+	return TRUE;
 }
 
-ParameterizedTest(struct rule_case *c, picture_rules, refused)
+static gboolean bad_get_regions(void *priv, struct vr_proto_regions *out, GError **error)
 {
-	g_auto(vr_proto_regions) pic = {
-		.sample_interval_us = c->sample_us,
-		.aggr_interval_us = c->aggr_us,
-		.regions = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region)),
-	};
-	g_autoptr(GError) err = NULL;
+	const struct vr_agent_region r[] = { { 0, 8192, 0, 0 }, { 4096, 12288, 0, 0 } };
 
-	g_array_append_vals(pic.regions, c->regions, c->nr);
-	cr_assert_not(vr_access_source_check_regions(&pic, &err), "%s: expected a refusal",
-		      c->name);
-	expect_error(err, VR_ACCESS_SOURCE_ERROR_INVALID, c->words, c->name);
+	(void)priv;
+	(void)error;
+	out->sample_interval_us = 5000;
+	out->aggr_interval_us = 100000;
+	out->regions = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_array_append_vals(out->regions, r, G_N_ELEMENTS(r));
+	return TRUE;
 }
 
-Test(picture_rules, too_many_regions)
+static void bad_stop(void *priv)
 {
-	g_auto(vr_proto_regions) pic = {
-		.sample_interval_us = 5000,
-		.aggr_interval_us = 100000,
-		.regions = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region)),
-	};
+	(void)priv;
+}
+
+static const struct vr_access_source_ops bad_ops = {
+	.name = "overlapping",
+	.start = bad_start,
+	.get_regions = bad_get_regions,
+	.stop = bad_stop,
+	.free = bad_stop,
+};
+
+/* The rules themselves are common/picture.c's (tests/unit/common/test-picture.c);
+ * here the wrapper applies them to what a source gives, names the source and
+ * leaves nothing behind. */
+Test(picture_rules, a_source_breaking_a_rule_is_refused)
+{
+	g_autoptr(vr_access_source) src = vr_access_source_new(&bad_ops, NULL);
+	g_auto(vr_proto_regions) pic = { 0 };
 	g_autoptr(GError) err = NULL;
 
-	for (uint64_t i = 0; i <= VR_PROTO_MAX_REGIONS; i++) {
-		struct vr_agent_region r = { i * 4096, (i + 1) * 4096, 0, 0 };
-
-		g_array_append_val(pic.regions, r);
-	}
-	cr_assert_not(vr_access_source_check_regions(&pic, &err));
-	expect_error(err, VR_ACCESS_SOURCE_ERROR_INVALID, "513", "513 regions");
-	g_array_set_size(pic.regions, VR_PROTO_MAX_REGIONS);
-	cr_expect(vr_access_source_check_regions(&pic, NULL), "512 regions are fine");
-	g_array_set_size(pic.regions, 0);
-	cr_expect(vr_access_source_check_regions(&pic, NULL), "no regions are fine");
+	cr_assert(vr_access_source_start(src, &err), "%s", err ? err->message : "");
+	cr_assert_not(vr_access_source_get_regions(src, &pic, &err),
+		      "an overlapping picture should be refused");
+	expect_error(err, VR_ACCESS_SOURCE_ERROR_INVALID, "overlapping;region 1;sorted",
+		     "an overlapping picture");
+	cr_assert_null(pic.regions, "the refused picture is cleared");
 }
