@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The monitoring context's internals, shared by the files of the engine
- * (monitor.c, scheme.c) and nothing else.
+ * (ctx.c, monitor.c, scheme.c) and nothing else. ctx.c, the context's life
+ * and tick, calls down into monitor.c and scheme.c; scheme.c calls down into
+ * monitor.c; monitor.c calls neither (it includes scheme.h through this
+ * header only for the layout of struct vr_ctx).
  */
 #pragma once
 

@@ -11,6 +11,28 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+bool vr_quota_is_set(const struct vr_quota *q)
+{
+	return q->ms || q->sz || q->nr_goals;
+}
+
+uint64_t vr_feedback_next(uint64_t last_bp, uint64_t score_bp)
+{
+	const uint64_t min_input = VR_GOAL_BP;
+	uint64_t diff, compensation;
+	bool over = score_bp > VR_GOAL_BP;
+
+	if (score_bp == VR_GOAL_BP)
+		return last_bp;
+	if (score_bp >= 2 * VR_GOAL_BP)
+		return min_input;
+	diff = over ? score_bp - VR_GOAL_BP : VR_GOAL_BP - score_bp;
+	compensation = (uint64_t)((unsigned __int128)last_bp * diff / VR_GOAL_BP);
+	if (over)
+		return last_bp - compensation > min_input ? last_bp - compensation : min_input;
+	return last_bp > G_MAXUINT64 - compensation ? G_MAXUINT64 : last_bp + compensation;
+}
+
 uint64_t vr_quota_throughput_bpms(const struct vr_quota *q)
 {
 	unsigned __int128 bpms;

@@ -214,29 +214,7 @@ uint32_t vr_min_score(const uint64_t *hist, uint64_t esz)
 	return score;
 }
 
-uint64_t vr_feedback_next(uint64_t last_bp, uint64_t score_bp)
-{
-	const uint64_t min_input = VR_GOAL_BP;
-	uint64_t diff, compensation;
-	bool over = score_bp > VR_GOAL_BP;
-
-	if (score_bp == VR_GOAL_BP)
-		return last_bp;
-	if (score_bp >= 2 * VR_GOAL_BP)
-		return min_input;
-	diff = over ? score_bp - VR_GOAL_BP : VR_GOAL_BP - score_bp;
-	compensation = (uint64_t)((unsigned __int128)last_bp * diff / VR_GOAL_BP);
-	if (over)
-		return last_bp - compensation > min_input ? last_bp - compensation : min_input;
-	return last_bp > G_MAXUINT64 - compensation ? G_MAXUINT64 : last_bp + compensation;
-}
-
 /* ---- schemes ---- */
-
-bool vr_quota_is_set(const struct vr_quota *q)
-{
-	return q->ms || q->sz || q->nr_goals;
-}
 
 bool vr_watermarks_next_state(const struct vr_watermarks *w, bool active, uint64_t value)
 {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "monitor.h"
+#include "quota-budget.h"
 
 #define VR_SCHEME_ERROR (vr_scheme_error_quark())
 GQuark vr_scheme_error_quark(void);
@@ -82,111 +83,17 @@ struct vr_access_pattern {
 bool vr_access_pattern_match(const struct vr_access_pattern *p, const struct vr_region *r,
 			     const struct vr_monitor_attrs *attrs);
 
-/**
- * enum vr_goal_metric - what a quota goal measures.
- * @VR_GOAL_USER_INPUT:		a value the user (or a daemon) feeds in.
- * @VR_GOAL_SOME_MEM_PSI_US:	memory pressure stall (PSI "some") in us per
- *				quota window.
- * @VR_GOAL_FREE_MEM_RATE:	free memory per thousand of total.
- * @VR_GOAL_REFAULT_BYTES:	bytes read back after reclaim (workingset
- *				refaults: pages the workload touched again
- *				after they were paged out or dropped) per
- *				quota window: the churn a reclaimer causes,
- *				the brake's second signal beside memory PSI.
- */
-enum vr_goal_metric {
-	VR_GOAL_USER_INPUT,
-	VR_GOAL_SOME_MEM_PSI_US,
-	VR_GOAL_FREE_MEM_RATE,
-	VR_GOAL_REFAULT_BYTES,
-};
+/* The quota's types (struct vr_quota, its goals and charge basis) and its
+ * arithmetic are in quota-budget.h; their names in text are here. */
 
 /** vr_goal_metric_name() - "user_input", "some_mem_psi_us", "free_mem_rate",
  * "refault_bytes". */
 const char *vr_goal_metric_name(enum vr_goal_metric metric);
 gboolean vr_goal_metric_from_name(const char *name, enum vr_goal_metric *metric);
 
-/**
- * struct vr_quota_goal - a feedback target for a scheme's quota.
- * @metric:	 what is measured.
- * @target:	 the value to reach (> 0), in the metric's unit.
- * @current:	 the last measured value: for user_input, set by the caller
- *		 through vr_ctx_scheme(); for the others, read from the metric
- *		 provider at the start of each charge window.
- */
-struct vr_quota_goal {
-	enum vr_goal_metric metric;
-	uint64_t target;
-	uint64_t current;
-};
-
-#define VR_MAX_QUOTA_GOALS 4
-
-/**
- * enum vr_charge_basis - what a quota is charged for a region it acts on.
- * @VR_CHARGE_RESIDENT:	what the action could free in the region: its
- *			resident memory, not yet paged out, as the actuator
- *			counts it (struct vr_actuator_ops.resident). Free,
- *			never touched and paged-out memory costs nothing, so
- *			a window's quota goes to memory that gives something
- *			back. The region's size where the actuator cannot count.
- * @VR_CHARGE_SIZE:	the region's whole size, as DAMOS charges
- *			(SEMANTICS.md §2.1).
- */
-enum vr_charge_basis {
-	VR_CHARGE_RESIDENT,
-	VR_CHARGE_SIZE,
-};
-
 /** vr_charge_basis_name() - "resident", "size". */
 const char *vr_charge_basis_name(enum vr_charge_basis basis);
 gboolean vr_charge_basis_from_name(const char *name, enum vr_charge_basis *basis);
-
-/**
- * struct vr_quota - how much a scheme may do per window, and in what order.
- * @ms:			action time allowed per window, in ms; 0 = unlimited.
- * @sz:			bytes allowed per window; 0 = unlimited.
- * @reset_interval_ms:	length of a charge window, in ms (> 0 when a quota is
- *			set).
- * @weight_sz, @weight_nr_accesses, @weight_age: prioritization weights of the
- *			score functions (SEMANTICS.md §2.2); all 0 = every region
- *			scores the same ("without prioritization").
- * @goals, @nr_goals:	quota goals; with goals the feedback tuner sets the
- *			effective size, within @ms's and @sz's limits.
- * @charge:		what a region costs the window (enum vr_charge_basis;
- *			new schemes: VR_CHARGE_RESIDENT).
- *
- * The state below "private" belongs to the engine; it survives a runtime
- * update of the scheme (vr_ctx_set_schemes()).
- */
-struct vr_quota {
-	uint64_t ms;
-	uint64_t sz;
-	uint64_t reset_interval_ms;
-	uint32_t weight_sz;
-	uint32_t weight_nr_accesses;
-	uint32_t weight_age;
-	struct vr_quota_goal goals[VR_MAX_QUOTA_GOALS];
-	guint nr_goals;
-	enum vr_charge_basis charge;
-	/* private: */
-	uint64_t total_charged_sz; /* bytes charged in closed windows */
-	uint64_t total_charged_ns; /* time measured over all applications */
-	uint64_t esz;		   /* effective size quota of this window */
-	uint64_t esz_bp;	   /* goal tuner's input, in 1/10000 bytes */
-	uint64_t charged_sz;	   /* bytes charged in this window */
-	uint64_t charged_from_us;  /* when this window started */
-	bool window_started;
-	bool resume_set;      /* a resume point is remembered */
-	guint resume_target;  /* its target's index */
-	uint64_t resume_addr; /* its address */
-	uint32_t min_score;   /* this pass's prioritization threshold */
-};
-
-/**
- * vr_quota_is_set() - does @q limit anything (ms, sz or goals)?
- */
-bool vr_quota_is_set(const struct vr_quota *q);
 
 /**
  * enum vr_wmark_metric - what watermarks compare.
@@ -355,14 +262,6 @@ uint32_t vr_scheme_score(const struct vr_scheme *s, const struct vr_region *r,
  * score at which the accumulated bytes reach @esz, or 0.
  */
 uint32_t vr_min_score(const uint64_t *hist, uint64_t esz);
-
-/**
- * vr_feedback_next() - the goal tuner: the next effective size input (in
- * 1/10000 bytes) from the last one and @score_bp = current / target in basis
- * points (10000 = met). Below 10000 it grows in proportion to the distance,
- * above it shrinks; at 20000 or more it drops to its minimum (10000).
- */
-uint64_t vr_feedback_next(uint64_t last_bp, uint64_t score_bp);
 
 /* ---- the engine's edges ---- */
 

@@ -3,7 +3,7 @@
  * Workload files (docs/simulate.md, "Workload files"): a JSON document of
  * phases of access sets, read into a simulated guest. Pure: text in.
  *
- * As the policy file (common/policy.c): json-doc.c checks the syntax
+ * As the policy file (common/policy-parse.c): json-doc.c checks the syntax
  * strictly, then the tree is read object by object, unknown members
  * refused, every error starting with the JSON path of the problem. The
  * whole document is first read into memory and tried on a scratch guest of
