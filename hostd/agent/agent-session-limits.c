@@ -13,6 +13,10 @@
 #include "guest-bounds.h"
 #include "picture.h"
 
+/* The session's error domain, here at the bottom of the session's files:
+ * the connection and the calls both use it. */
+G_DEFINE_QUARK(vr-agent-session-error-quark, vr_agent_session_error)
+
 /* Defaults of struct vr_agent_session_limits (their reasons are in the header). */
 #define DEFAULT_MAX_PENDING	    16
 #define DEFAULT_HELLO_TIMEOUT_MS    5000

@@ -24,10 +24,6 @@
 
 #include "guest-bounds.h"
 
-/* clang-format off */
-G_DEFINE_QUARK(vr-agent-session-error-quark, vr_agent_session_error)
-/* clang-format on */
-
 /* Bytes queued for the agent at most: the agent reads what it is sent
  * unless the channel is stuck; 16 lines of the largest size fit. */
 #define SESSION_MAX_OUT_BYTES (16 * VR_PROTO_MAX_LINE)
