@@ -15,7 +15,9 @@
 
 /* The session's error domain, here at the bottom of the session's files:
  * the connection and the calls both use it. */
+/* clang-format off */
 G_DEFINE_QUARK(vr-agent-session-error-quark, vr_agent_session_error)
+/* clang-format on */
 
 /* Defaults of struct vr_agent_session_limits (their reasons are in the header). */
 #define DEFAULT_MAX_PENDING	    16
