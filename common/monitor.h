@@ -20,10 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "page.h"
 #include "rng.h"
-
-/* Every region boundary is a multiple of this, in bytes. */
-#define VR_PAGE_SIZE 4096ULL
 
 #define VR_MONITOR_ERROR (vr_monitor_error_quark())
 GQuark vr_monitor_error_quark(void);

@@ -8,8 +8,6 @@
 #include "agent-region.h"
 #include "picture.h"
 
-#define PAGE VR_PAGEOUT_PLAN_PAGE_BYTES
-
 /* Coldest first; ties by address, lower first. Starts are unique (the
  * regions are disjoint), so the order is total and g_array_sort() gives the
  * same plan whatever its algorithm. */
@@ -31,12 +29,12 @@ static gint colder_first(gconstpointer a, gconstpointer b)
  */
 static gboolean trim_to_pages(uint64_t start, uint64_t end, struct vr_pageout_range *out)
 {
-	uint64_t end_down = end - end % PAGE;
+	uint64_t end_down = end - end % VR_PAGE_SIZE;
 	uint64_t start_up;
 
 	if (end_down <= start)
 		return FALSE;
-	start_up = start % PAGE ? start + (PAGE - start % PAGE) : start;
+	start_up = start % VR_PAGE_SIZE ? start + (VR_PAGE_SIZE - start % VR_PAGE_SIZE) : start;
 	if (start_up >= end_down)
 		return FALSE;
 	out->start = start_up;
@@ -50,7 +48,7 @@ gboolean vr_pageout_plan(const struct vr_proto_regions *picture, const struct vr
 {
 	struct vr_monitor_attrs attrs = { 0 };
 	g_autoptr(GArray) plan = NULL;
-	uint64_t left = quota_bytes - quota_bytes % PAGE;
+	uint64_t left = quota_bytes - quota_bytes % VR_PAGE_SIZE;
 	guint keep = 0, n;
 
 	g_return_val_if_fail(picture != NULL && scheme != NULL && ranges != NULL, FALSE);

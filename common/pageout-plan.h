@@ -19,13 +19,10 @@
 #include "protocol.h"
 #include "scheme.h"
 
-/* The page size a plan is trimmed to, bytes (x86-64 base pages). */
-#define VR_PAGEOUT_PLAN_PAGE_BYTES 4096ULL
-
 /**
  * struct vr_pageout_range - a guest-physical range to page out.
  * @start:	its first byte, guest-physical, page-aligned
- *		(VR_PAGEOUT_PLAN_PAGE_BYTES).
+ *		(VR_PAGE_SIZE).
  * @end:	one past its last byte, page-aligned, > @start.
  * @score:	the cold score of the picture region it comes from under the
  *		scheme (vr_cold_score()), 0..VR_MAX_SCORE; higher is colder.

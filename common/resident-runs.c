@@ -6,8 +6,6 @@
 
 #include "monitor.h"
 
-#define PAGE VR_RESIDENT_PAGE_BYTES
-
 /* clang-format off */
 G_DEFINE_QUARK(vr-resident-error-quark, vr_resident_error)
 /* clang-format on */
@@ -15,7 +13,8 @@ G_DEFINE_QUARK(vr-resident-error-quark, vr_resident_error)
 void vr_resident_runs_init(struct vr_resident_runs *rr, uint64_t want_bytes)
 {
 	*rr = (struct vr_resident_runs){
-		.want_bytes = want_bytes == G_MAXUINT64 ? want_bytes : want_bytes / PAGE * PAGE,
+		.want_bytes = want_bytes == G_MAXUINT64 ? want_bytes :
+							  want_bytes / VR_PAGE_SIZE * VR_PAGE_SIZE,
 		.runs = g_array_new(FALSE, FALSE, sizeof(struct vr_range)),
 	};
 }
@@ -39,28 +38,28 @@ static void take_page(struct vr_resident_runs *rr, uint64_t addr)
 		rr->runs->len ? &g_array_index(rr->runs, struct vr_range, rr->runs->len - 1) : NULL;
 
 	if (last && last->end == addr) {
-		last->end += PAGE;
+		last->end += VR_PAGE_SIZE;
 	} else {
-		struct vr_range run = { .start = addr, .end = addr + PAGE };
+		struct vr_range run = { .start = addr, .end = addr + VR_PAGE_SIZE };
 
 		g_array_append_val(rr->runs, run);
 	}
-	rr->resident_bytes += PAGE;
+	rr->resident_bytes += VR_PAGE_SIZE;
 }
 
 gboolean vr_resident_runs_add(struct vr_resident_runs *rr, uint64_t start, const uint64_t *entries,
 			      size_t nr, GError **error)
 {
 	g_return_val_if_fail(rr != NULL && rr->runs != NULL && (entries != NULL || nr == 0), FALSE);
-	if (start % PAGE) {
+	if (start % VR_PAGE_SIZE) {
 		g_set_error(error, VR_RESIDENT_ERROR, VR_RESIDENT_ERROR_INVALID,
 			    "pagemap chunk at 0x%" G_GINT64_MODIFIER "x: not page-aligned",
 			    (guint64)start);
 		return FALSE;
 	}
-	/* The chunk's end, start + nr * PAGE, must be an address (below
-	 * 2^64): nr <= (2^64 - 1 - start) / PAGE. */
-	if ((uint64_t)nr > (G_MAXUINT64 - start) / PAGE) {
+	/* The chunk's end, start + nr * VR_PAGE_SIZE, must be an address (below
+	 * 2^64): nr <= (2^64 - 1 - start) / VR_PAGE_SIZE. */
+	if ((uint64_t)nr > (G_MAXUINT64 - start) / VR_PAGE_SIZE) {
 		g_set_error(error, VR_RESIDENT_ERROR, VR_RESIDENT_ERROR_INVALID,
 			    "pagemap chunk at 0x%" G_GINT64_MODIFIER "x of %" G_GSIZE_FORMAT
 			    " pages runs past the end of the address space",
@@ -68,7 +67,7 @@ gboolean vr_resident_runs_add(struct vr_resident_runs *rr, uint64_t start, const
 		return FALSE;
 	}
 	for (size_t i = 0; i < nr && !vr_resident_runs_full(rr); i++) {
-		uint64_t addr = start + (uint64_t)i * PAGE;
+		uint64_t addr = start + (uint64_t)i * VR_PAGE_SIZE;
 		uint64_t e = entries[i];
 
 		if ((e & VR_PAGEMAP_PRESENT) && (e & VR_PAGEMAP_SWAPPED)) {
@@ -82,9 +81,9 @@ gboolean vr_resident_runs_add(struct vr_resident_runs *rr, uint64_t start, const
 		if (e & VR_PAGEMAP_PRESENT)
 			take_page(rr, addr);
 		else if (e & VR_PAGEMAP_SWAPPED)
-			rr->swapped_bytes += PAGE;
+			rr->swapped_bytes += VR_PAGE_SIZE;
 		else
-			rr->absent_bytes += PAGE;
+			rr->absent_bytes += VR_PAGE_SIZE;
 	}
 	return TRUE;
 }

@@ -20,14 +20,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "page.h"
+
 /* A pagemap entry: 64 bits per page (Documentation/admin-guide/mm/pagemap.rst). */
 #define VR_PAGEMAP_ENTRY_BYTES 8U
 /* Bit 63: the page is present in memory. */
 #define VR_PAGEMAP_PRESENT (1ULL << 63)
 /* Bit 62: the page is in swap. */
 #define VR_PAGEMAP_SWAPPED (1ULL << 62)
-/* The page size of the entries, bytes (x86-64 base pages). */
-#define VR_RESIDENT_PAGE_BYTES 4096ULL
 
 #define VR_RESIDENT_ERROR (vr_resident_error_quark())
 GQuark vr_resident_error_quark(void);

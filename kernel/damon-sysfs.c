@@ -279,7 +279,7 @@ struct vr_damon_config *vr_damon_config_from_policy(const struct vr_policy *poli
 
 uint64_t vr_damon_resident_quota_bytes(uint64_t resident_bytes, uint64_t free_bytes)
 {
-	const uint64_t page = 4096;
+	const uint64_t page = VR_PAGE_SIZE;
 	const uint64_t max = resident_bytes > G_MAXUINT64 / VR_DAMON_RESIDENT_QUOTA_MAX_SCALE ?
 				     G_MAXUINT64 :
 				     resident_bytes * VR_DAMON_RESIDENT_QUOTA_MAX_SCALE;

@@ -92,12 +92,12 @@ static gboolean check_ranges(const struct iovec *ranges, guint nr, GError **erro
 		uint64_t base = (uint64_t)(uintptr_t)ranges[i].iov_base;
 		uint64_t len = ranges[i].iov_len;
 
-		if (base % VR_HOST_PAGEOUT_PAGE_BYTES || len % VR_HOST_PAGEOUT_PAGE_BYTES) {
+		if (base % VR_PAGE_SIZE || len % VR_PAGE_SIZE) {
 			g_set_error(
 				error, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID,
 				"range %u (" X64 ", %" G_GUINT64_FORMAT
 				" bytes) is not page-aligned (%llu bytes) in address and length",
-				i, (guint64)base, (guint64)len, VR_HOST_PAGEOUT_PAGE_BYTES);
+				i, (guint64)base, (guint64)len, VR_PAGE_SIZE);
 			return FALSE;
 		}
 		if (len > G_MAXUINT64 - base) {
@@ -192,7 +192,7 @@ gboolean vr_host_pageout_with(vr_process_madvise_fn madvise_fn, void *data, int 
 			      uint64_t *advised_bytes, GError **error)
 {
 	g_autofree struct iovec *batch = NULL;
-	uint64_t budget = max_bytes - max_bytes % VR_HOST_PAGEOUT_PAGE_BYTES;
+	uint64_t budget = max_bytes - max_bytes % VR_PAGE_SIZE;
 	uint64_t done = 0, offset = 0;
 	guint index = 0;
 
@@ -566,11 +566,11 @@ static gboolean read_range(vr_pread_fn pread_fn, void *data, int fd, pid_t pid, 
 	uint64_t addr = start;
 
 	while (addr < end && !vr_resident_runs_full(rr)) {
-		uint64_t pages = MIN((end - addr) / VR_HOST_PAGEOUT_PAGE_BYTES,
-				     (uint64_t)VR_PAGEMAP_CHUNK_ENTRIES);
+		uint64_t pages =
+			MIN((end - addr) / VR_PAGE_SIZE, (uint64_t)VR_PAGEMAP_CHUNK_ENTRIES);
 		size_t want = (size_t)pages * VR_PAGEMAP_ENTRY_BYTES;
 		/* < 2^61 for any 64-bit address: fits an off_t. */
-		off_t off = (off_t)(addr / VR_HOST_PAGEOUT_PAGE_BYTES * VR_PAGEMAP_ENTRY_BYTES);
+		off_t off = (off_t)(addr / VR_PAGE_SIZE * VR_PAGEMAP_ENTRY_BYTES);
 		ssize_t got;
 		g_autoptr(GError) local = NULL;
 
@@ -578,9 +578,8 @@ static gboolean read_range(vr_pread_fn pread_fn, void *data, int fd, pid_t pid, 
 			got = pread_fn(fd, buf, want, off, data);
 		while (got < 0 && errno == EINTR);
 		if (got <= 0 || (size_t)got > want || got % VR_PAGEMAP_ENTRY_BYTES) {
-			set_pagemap_error(got, errno, pid, addr,
-					  addr + pages * VR_HOST_PAGEOUT_PAGE_BYTES, start, end,
-					  error);
+			set_pagemap_error(got, errno, pid, addr, addr + pages * VR_PAGE_SIZE, start,
+					  end, error);
 			return FALSE;
 		}
 		pages = (uint64_t)got / VR_PAGEMAP_ENTRY_BYTES; /* a short read: go on after it */
@@ -590,7 +589,7 @@ static gboolean read_range(vr_pread_fn pread_fn, void *data, int fd, pid_t pid, 
 				    (int)pid, (guint64)start, (guint64)end, local->message);
 			return FALSE;
 		}
-		addr += pages * VR_HOST_PAGEOUT_PAGE_BYTES;
+		addr += pages * VR_PAGE_SIZE;
 	}
 	return TRUE;
 }

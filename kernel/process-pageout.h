@@ -88,9 +88,6 @@ enum vr_host_pageout_error {
  */
 #define VR_HOST_PAGEOUT_MAX_CALL_BYTES (1ULL << 30)
 
-/* The page size ranges must be aligned to, bytes. */
-#define VR_HOST_PAGEOUT_PAGE_BYTES 4096ULL
-
 /**
  * vr_pidfd_open() - a pidfd for the process @pid (pidfd_open(2)).
  * A pidfd keeps naming that process even when it exits and its pid is
@@ -116,7 +113,7 @@ typedef ssize_t (*vr_process_madvise_fn)(int pidfd, const struct iovec *iov, siz
  * vr_ram_map_translate()) of the process @pidfd with MADV_PAGEOUT, in the
  * order given, stopping after @max_bytes.
  * @pidfd:	  from vr_pidfd_open().
- * @ranges, @nr: each page-aligned (VR_HOST_PAGEOUT_PAGE_BYTES) in address
+ * @ranges, @nr: each page-aligned (VR_PAGE_SIZE) in address
  *		  and length, not wrapping around; empty ones are skipped.
  * @max_bytes:	  the quota of this call, bytes: at most this many are
  *		  advised (rounded down to whole pages); 0 advises nothing,

@@ -92,10 +92,10 @@ static void append_aligned(GArray *out, uint64_t start, uint64_t end)
 	uint64_t first, last;
 	struct iovec iov;
 
-	if (start > G_MAXUINT64 - (VR_RAM_MAP_PAGE_BYTES - 1))
+	if (start > G_MAXUINT64 - (VR_PAGE_SIZE - 1))
 		return;
-	first = (start + VR_RAM_MAP_PAGE_BYTES - 1) & ~(VR_RAM_MAP_PAGE_BYTES - 1);
-	last = end & ~(VR_RAM_MAP_PAGE_BYTES - 1);
+	first = (start + VR_PAGE_SIZE - 1) & ~(VR_PAGE_SIZE - 1);
+	last = end & ~(VR_PAGE_SIZE - 1);
 	if (first >= last)
 		return;
 	if (out->len > 0) {

@@ -37,9 +37,6 @@ enum vr_ram_map_error {
 	VR_RAM_MAP_ERROR_INVALID,
 };
 
-/* The page size host ranges are aligned to, bytes (x86-64 base pages). */
-#define VR_RAM_MAP_PAGE_BYTES 4096ULL
-
 /**
  * vr_ram_map_validate() - check that @map (@nr entries) is a usable map:
  * at least one entry, every size > 0, neither [gpa, gpa + size) nor
@@ -69,7 +66,7 @@ gboolean vr_ram_map_validate(const struct vr_ram_range *map, guint nr, GError **
  * that no entry covers (holes: MMIO, the PCI hole, ranges beyond the RAM)
  * are dropped. Consecutive pieces that are contiguous in the host are
  * merged, then every host range is shrunk inward to whole pages
- * (VR_RAM_MAP_PAGE_BYTES), so no byte outside the guest ranges is ever
+ * (VR_PAGE_SIZE), so no byte outside the guest ranges is ever
  * included; a range left empty is dropped. The output keeps the order of
  * @guest. Overlapping guest ranges give overlapping host ranges: pass
  * disjoint ones. Pure.

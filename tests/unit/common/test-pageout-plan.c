@@ -355,13 +355,13 @@ Test(pageout_plan, every_quota_is_a_prefix_of_the_full_plan)
 	g_autoptr(GArray) full = plan_ok(&pic, s, GIB, G_MAXUINT64, "no quota");
 	uint64_t selected = vr_pageout_plan_bytes(full);
 
-	cr_assert_eq(selected % VR_PAGEOUT_PLAN_PAGE_BYTES, 0, "whole pages");
+	cr_assert_eq(selected % VR_PAGE_SIZE, 0, "whole pages");
 	for (uint64_t quota = 0; quota <= selected + 3 * MIB; quota += 77777) {
 		g_autofree char *what = g_strdup_printf("quota %" PRIu64, quota);
 		g_autoptr(GArray) got = plan_ok(&pic, s, GIB, quota, what);
 		uint64_t want = MIN(quota, selected);
 
-		want -= want % VR_PAGEOUT_PLAN_PAGE_BYTES;
+		want -= want % VR_PAGE_SIZE;
 		cr_assert_eq(vr_pageout_plan_bytes(got), want,
 			     "%s: the plan should hold %" PRIu64 " bytes, holds %" PRIu64, what,
 			     want, vr_pageout_plan_bytes(got));
@@ -376,8 +376,8 @@ Test(pageout_plan, every_quota_is_a_prefix_of_the_full_plan)
 				  ") is not the full plan's [0x%" PRIx64 ", 0x%" PRIx64 ")%s",
 				  what, i, g->start, g->end, f->start, f->end,
 				  last ? " cut from the top" : "");
-			cr_assert(g->end > g->start && g->start % VR_PAGEOUT_PLAN_PAGE_BYTES == 0 &&
-					  g->end % VR_PAGEOUT_PLAN_PAGE_BYTES == 0,
+			cr_assert(g->end > g->start && g->start % VR_PAGE_SIZE == 0 &&
+					  g->end % VR_PAGE_SIZE == 0,
 				  "%s: range %u is not whole non-empty pages", what, i);
 		}
 	}

@@ -17,7 +17,7 @@
 #include "monitor.h"
 #include "resident-runs.h"
 
-#define PAGE VR_RESIDENT_PAGE_BYTES
+#define PAGE VR_PAGE_SIZE
 #define BASE 0x7f0000000000ULL
 
 /* The entries of @pages ('P', 'S', '.'), owned. Present entries carry a PFN
