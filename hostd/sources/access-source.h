@@ -257,20 +257,6 @@ struct vr_access_source *vr_access_source_new_host_damon(const char *sysfs_root,
 							 const struct vr_monitor_attrs *attrs,
 							 GError **error);
 
-/**
- * vr_host_damon_translate() - the host-virtual regions @hva_regions (struct
- * vr_agent_region, sorted, disjoint) of a QEMU process as guest-physical
- * regions through @nr @ram_map ranges: the parts outside guest RAM are
- * dropped, a region spanning several RAM ranges is split at their
- * boundaries, a host-virtual range mapped at two guest addresses appears at
- * both; nr_accesses are capped to @max_nr_accesses. Appends to @out (struct
- * vr_agent_region), sorted by guest-physical address, without merging.
- * Pure; O((n + m) log n + output). The map must be valid (see
- * vr_access_source_new_host_damon()).
- */
-void vr_host_damon_translate(const GArray *hva_regions, const struct vr_ram_range *ram_map,
-			     size_t nr, uint32_t max_nr_accesses, GArray *out);
-
 /* ---- sim ---- */
 
 /**

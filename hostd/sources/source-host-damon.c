@@ -3,7 +3,8 @@
  * The "host-damon" access source: the host kernel's DAMON watching the
  * virtual memory of a QEMU process (vaddr, through DAMON sysfs with the
  * agent's writer, kernel/damon-sysfs.c), its picture translated to the
- * guest's physical addresses through the RAM map. See access-source.h.
+ * guest's physical addresses through the RAM map (vr_ram_map_to_guest(),
+ * hostd/qmp/ram-map.c). See access-source.h.
  *
  * The vaddr operations set picks the process's mappings itself (and updates
  * them every ops update interval), so DAMON's regions cover the whole QEMU
@@ -13,7 +14,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdarg.h>
-#include <stdlib.h>
 
 #include "damon-sysfs.h"
 #include "kernel-file.h"
@@ -34,97 +34,12 @@ struct host_damon {
 	struct vr_agent_paths paths;
 	pid_t pid;
 	struct vr_ram_range *ram_map;
-	size_t nr_ram;
+	guint nr_ram;
 	struct vr_monitor_attrs attrs;
 	struct vr_damon_config *config;
 };
 
-/* ---- translation (pure) ---- */
-
-static gint region_start_cmp(gconstpointer a, gconstpointer b)
-{
-	const struct vr_agent_region *ra = a, *rb = b;
-
-	return ra->start < rb->start ? -1 : ra->start > rb->start;
-}
-
-static gint ram_hva_cmp(gconstpointer a, gconstpointer b)
-{
-	const struct vr_ram_range *ra = a, *rb = b;
-
-	return ra->hva < rb->hva ? -1 : ra->hva > rb->hva;
-}
-
-/* Index of the first of the sorted, disjoint @regions that ends after @addr
- * (@regions->len when none does). */
-static guint first_ending_after(const GArray *regions, uint64_t addr)
-{
-	guint lo = 0, hi = regions->len;
-
-	while (lo < hi) {
-		guint mid = lo + (hi - lo) / 2;
-
-		if (g_array_index(regions, struct vr_agent_region, mid).end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-void vr_host_damon_translate(const GArray *hva_regions, const struct vr_ram_range *ram_map,
-			     size_t nr, uint32_t max_nr_accesses, GArray *out)
-{
-	g_autofree struct vr_ram_range *by_hva = NULL;
-	guint first = out->len;
-
-	if (nr == 0 || hva_regions->len == 0)
-		return;
-	by_hva = g_memdup2(ram_map, nr * sizeof(*ram_map));
-	qsort(by_hva, nr, sizeof(*by_hva), ram_hva_cmp);
-	for (size_t m = 0; m < nr; m++) {
-		const struct vr_ram_range *ram = &by_hva[m];
-		uint64_t hva_end = ram->hva + ram->size;
-
-		for (guint i = first_ending_after(hva_regions, ram->hva); i < hva_regions->len;
-		     i++) {
-			const struct vr_agent_region *r =
-				&g_array_index(hva_regions, struct vr_agent_region, i);
-			uint64_t start = MAX(r->start, ram->hva);
-			uint64_t end = MIN(r->end, hva_end);
-			struct vr_agent_region piece;
-
-			if (r->start >= hva_end)
-				break;
-			piece = (struct vr_agent_region){
-				.start = ram->gpa + (start - ram->hva),
-				.end = ram->gpa + (end - ram->hva),
-				.nr_accesses = MIN(r->nr_accesses, max_nr_accesses),
-				.age = r->age,
-			};
-			g_array_append_val(out, piece);
-		}
-	}
-	/* Only the appended part: the RAM ranges were visited in hva order. */
-	if (out->len > first)
-		qsort(out->data + (gsize)first * sizeof(struct vr_agent_region), out->len - first,
-		      sizeof(struct vr_agent_region), region_start_cmp);
-}
-
 /* ---- arguments ---- */
-
-/* A RAM range and its index in the caller's map (for messages). */
-struct indexed_range {
-	struct vr_ram_range r;
-	guint index;
-};
-
-static gint indexed_gpa_cmp(gconstpointer a, gconstpointer b)
-{
-	const struct indexed_range *ra = a, *rb = b;
-
-	return ra->r.gpa < rb->r.gpa ? -1 : ra->r.gpa > rb->r.gpa;
-}
 
 static gboolean invalid(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -140,42 +55,27 @@ static gboolean invalid(GError **error, const char *fmt, ...)
 	return FALSE;
 }
 
-static gboolean check_ram_map(const GArray *map, GError **error)
+/* A copy of the RAM map given, checked as every RAM map is
+ * (vr_ram_map_validate()); NULL with @error when it is not usable. */
+static struct vr_ram_range *ram_map_copy(const GArray *map, GError **error)
 {
-	g_autofree struct indexed_range *sorted = NULL;
+	g_autofree struct vr_ram_range *copy = NULL;
+	g_autoptr(GError) local = NULL;
 
-	if (!map || map->len == 0)
-		return invalid(error, "the RAM map is empty: no guest RAM to monitor");
-	if (g_array_get_element_size((GArray *)map) != sizeof(struct vr_ram_range))
-		return invalid(error, "the RAM map is not an array of struct vr_ram_range");
-	if (map->len > VR_HOST_DAMON_MAX_RAM_RANGES)
-		return invalid(error, "the RAM map has %u ranges, more than %d", map->len,
-			       VR_HOST_DAMON_MAX_RAM_RANGES);
-	sorted = g_new(struct indexed_range, map->len);
-	for (guint i = 0; i < map->len; i++) {
-		const struct vr_ram_range *r = &g_array_index(map, struct vr_ram_range, i);
-
-		if (r->size == 0)
-			return invalid(error,
-				       "RAM map range %u (gpa 0x%" G_GINT64_MODIFIER "x) is empty",
-				       i, (guint64)r->gpa);
-		if (r->gpa > G_MAXUINT64 - r->size || r->hva > G_MAXUINT64 - r->size)
-			return invalid(error,
-				       "RAM map range %u (gpa 0x%" G_GINT64_MODIFIER
-				       "x, hva 0x%" G_GINT64_MODIFIER "x, size %" G_GUINT64_FORMAT
-				       ") runs past the end of the address space",
-				       i, (guint64)r->gpa, (guint64)r->hva, (guint64)r->size);
-		sorted[i] = (struct indexed_range){ .r = *r, .index = i };
+	if (!map || map->len == 0) {
+		invalid(error, "the RAM map is empty: no guest RAM to monitor");
+		return NULL;
 	}
-	qsort(sorted, map->len, sizeof(*sorted), indexed_gpa_cmp);
-	for (guint i = 1; i < map->len; i++)
-		if (sorted[i].r.gpa < sorted[i - 1].r.gpa + sorted[i - 1].r.size)
-			return invalid(error,
-				       "RAM map ranges %u and %u overlap in guest-physical "
-				       "addresses (at 0x%" G_GINT64_MODIFIER "x)",
-				       sorted[i - 1].index, sorted[i].index,
-				       (guint64)sorted[i].r.gpa);
-	return TRUE;
+	if (g_array_get_element_size((GArray *)map) != sizeof(struct vr_ram_range)) {
+		invalid(error, "the RAM map is not an array of struct vr_ram_range");
+		return NULL;
+	}
+	copy = g_memdup2(map->data, map->len * sizeof(struct vr_ram_range));
+	if (!vr_ram_map_validate(copy, map->len, &local)) {
+		invalid(error, "%s", local->message);
+		return NULL;
+	}
+	return g_steal_pointer(&copy);
 }
 
 /* ---- the kernel side ---- */
@@ -229,7 +129,7 @@ static gboolean host_damon_start(void *priv, GError **error)
 	vr_damon_sysfs_detect_caps(&hd->paths, &caps);
 	if (!vr_damon_sysfs_start(&hd->paths, hd->config, &caps, &local))
 		return kernel_error(hd, error, local);
-	g_debug("host-damon: kdamond 0 watches QEMU process %d (vaddr), %zu RAM ranges",
+	g_debug("host-damon: kdamond 0 watches QEMU process %d (vaddr), %u RAM ranges",
 		(int)hd->pid, hd->nr_ram);
 	return TRUE;
 }
@@ -247,8 +147,8 @@ static gboolean host_damon_get_regions(void *priv, struct vr_proto_regions *out,
 			g_prefix_error(&local, "the process has exited (DAMON stops with it): ");
 		return kernel_error(hd, error, local);
 	}
-	vr_host_damon_translate(hva, hd->ram_map, hd->nr_ram,
-				vr_monitor_attrs_max_nr_accesses(&hd->attrs), gpa);
+	vr_ram_map_to_guest(hd->ram_map, hd->nr_ram, hva,
+			    vr_monitor_attrs_max_nr_accesses(&hd->attrs), gpa);
 	vr_damon_regions_merge(gpa, VR_PROTO_MAX_REGIONS);
 	out->sample_interval_us = hd->attrs.sample_interval_us;
 	out->aggr_interval_us = hd->attrs.aggr_interval_us;
@@ -291,6 +191,7 @@ struct vr_access_source *vr_access_source_new_host_damon(const char *sysfs_root,
 							 GError **error)
 {
 	g_autoptr(GError) local = NULL;
+	g_autofree struct vr_ram_range *ram = NULL;
 	struct host_damon *hd;
 	struct vr_damon_config *config;
 
@@ -303,7 +204,8 @@ struct vr_access_source *vr_access_source_new_host_damon(const char *sysfs_root,
 		invalid(error, "host-damon: %d is not a QEMU process id", (int)qemu_pid);
 		return NULL;
 	}
-	if (!check_ram_map(ram_map, error)) {
+	ram = ram_map_copy(ram_map, error);
+	if (!ram) {
 		g_prefix_error(error, "host-damon for QEMU process %d: ", (int)qemu_pid);
 		return NULL;
 	}
@@ -320,7 +222,7 @@ struct vr_access_source *vr_access_source_new_host_damon(const char *sysfs_root,
 		(struct vr_agent_paths){ .sysfs = hd->sysfs, .procfs = hd->procfs, .cgroup = "" };
 	hd->pid = qemu_pid;
 	hd->nr_ram = ram_map->len;
-	hd->ram_map = g_memdup2(ram_map->data, ram_map->len * sizeof(struct vr_ram_range));
+	hd->ram_map = g_steal_pointer(&ram);
 	hd->attrs = *attrs;
 	hd->config = config;
 	return vr_access_source_new(&host_damon_ops, hd);

@@ -483,7 +483,7 @@ Test(host_reclaim, a_started_source_is_not_started_again)
 enum spoil {
 	SPOIL_START,
 	SPOIL_MAP_EMPTY,
-	SPOIL_MAP_UNSORTED,
+	SPOIL_MAP_OVERLAP,
 	SPOIL_MEMORY,
 	SPOIL_PID,
 	SPOIL_GONE,
@@ -503,8 +503,8 @@ static struct new_case new_cases[] = {
 	  GUEST_NAME ";starting the access source;refuses to start" },
 	{ "an empty RAM map", SPOIL_MAP_EMPTY, VR_RAM_MAP_ERROR_INVALID, 1,
 	  GUEST_NAME ";no entry" },
-	{ "an unsorted RAM map", SPOIL_MAP_UNSORTED, VR_RAM_MAP_ERROR_INVALID, 1,
-	  GUEST_NAME ";entry 1;sorted" },
+	{ "an overlapping RAM map", SPOIL_MAP_OVERLAP, VR_RAM_MAP_ERROR_INVALID, 1,
+	  GUEST_NAME ";entries 1 and 0;overlap" },
 	{ "no guest memory", SPOIL_MEMORY, VR_HOST_RECLAIM_ERROR_INVALID, 0,
 	  GUEST_NAME ";memory size" },
 	{ "pid 0", SPOIL_PID, VR_HOST_PAGEOUT_ERROR_INVALID, 2, GUEST_NAME ";pid 0" },
@@ -522,9 +522,9 @@ ParameterizedTestParameters(host_reclaim, new_refuses)
 ParameterizedTest(struct new_case *c, host_reclaim, new_refuses)
 {
 	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
-	const struct vr_ram_range unsorted[] = {
-		{ .gpa = GIB, .hva = 0x7f0000000000ULL, .size = MIB },
-		{ .gpa = 0, .hva = 0x7f0000100000ULL, .size = MIB },
+	const struct vr_ram_range overlapping[] = {
+		{ .gpa = MIB, .hva = 0x7f0000000000ULL, .size = MIB },
+		{ .gpa = 0, .hva = 0x7f0000100000ULL, .size = 2 * MIB },
 	};
 	const GQuark domains[] = { VR_HOST_RECLAIM_ERROR, VR_RAM_MAP_ERROR, VR_HOST_PAGEOUT_ERROR,
 				   VR_ACCESS_SOURCE_ERROR };
@@ -543,9 +543,9 @@ ParameterizedTest(struct new_case *c, host_reclaim, new_refuses)
 	case SPOIL_MAP_EMPTY:
 		nr_map = 0;
 		break;
-	case SPOIL_MAP_UNSORTED:
-		map = unsorted;
-		nr_map = G_N_ELEMENTS(unsorted);
+	case SPOIL_MAP_OVERLAP:
+		map = overlapping;
+		nr_map = G_N_ELEMENTS(overlapping);
 		break;
 	case SPOIL_MEMORY:
 		memory = 0;

@@ -128,7 +128,6 @@ static void teardown(void)
 
 TestSuite(host_damon, .init = setup, .fini = teardown);
 TestSuite(host_damon_args, .init = setup, .fini = teardown);
-TestSuite(host_damon_translate);
 
 /* ---- helpers ---- */
 
@@ -515,19 +514,14 @@ static struct arg_case arg_cases[] = {
 	  { { 0, HVA_LOW, GIB }, { 4 * GIB, HVA_HIGH, 0 } },
 	  2,
 	  5000,
-	  "range 1" },
+	  "entry 1" },
 	{ "gpa overlap",
 	  QEMU_PID,
 	  { { 0, HVA_LOW, 2 * GIB }, { 4 * GIB, HVA_HIGH, GIB }, { GIB, HVA_END, GIB } },
 	  3,
 	  5000,
 	  "0 and 2" },
-	{ "hva wraps",
-	  QEMU_PID,
-	  { { 0, G_MAXUINT64 - MIB, 2 * MIB } },
-	  1,
-	  5000,
-	  "end of the address" },
+	{ "hva wraps", QEMU_PID, { { 0, G_MAXUINT64 - MIB, 2 * MIB } }, 1, 5000, "wraps" },
 	{ "bad attributes", QEMU_PID, { { 0, HVA_LOW, GIB } }, 1, 0, "sample" },
 };
 
@@ -548,81 +542,4 @@ ParameterizedTest(struct arg_case *c, host_damon_args, refused)
 	src = vr_access_source_new_host_damon(sysfs_dir, procfs_dir, c->pid, map, &attrs, &err);
 	cr_assert_null(src, "%s: expected the source to be refused", c->name);
 	expect_error(err, VR_ACCESS_SOURCE_ERROR_INVALID, c->words, c->name);
-}
-
-/* ---- translation (pure) ---- */
-
-static GArray *regions_of(const struct vr_agent_region *r, size_t nr)
-{
-	GArray *a = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-
-	g_array_append_vals(a, r, (guint)nr);
-	return a;
-}
-
-/*
- * One host range mapped twice (a RAM alias) appears at both guest addresses;
- * the map need not be sorted.
- *
- *   hva  [H, H+4M) acc 3          gpa [8G, 8G+4M) acc 3   (the second entry)
- *                          --->   gpa [1G, 1G+4M) acc 3   (the first entry)
- */
-Test(host_damon_translate, an_alias_appears_at_both_addresses)
-{
-	const struct vr_ram_range map[] = {
-		{ .gpa = 8 * GIB, .hva = HVA_LOW, .size = 4 * MIB },
-		{ .gpa = GIB, .hva = HVA_LOW, .size = 4 * MIB },
-	};
-	const struct vr_agent_region in[] = { { HVA_LOW, HVA_LOW + 4 * MIB, 3, 6 } };
-	g_autoptr(GArray) hva = regions_of(in, G_N_ELEMENTS(in));
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-	const struct vr_agent_region *r;
-
-	vr_host_damon_translate(hva, map, G_N_ELEMENTS(map), 20, out);
-	cr_assert_eq(out->len, 2, "expected the region at both guest addresses, got %u", out->len);
-	r = (const struct vr_agent_region *)out->data;
-	cr_expect_eq(r[0].start, GIB, "sorted by guest address: 1 GiB first");
-	cr_expect_eq(r[0].end, GIB + 4 * MIB);
-	cr_expect_eq(r[1].start, 8 * GIB);
-	cr_expect_eq(r[1].end, 8 * GIB + 4 * MIB);
-	cr_expect(r[0].nr_accesses == 3 && r[1].nr_accesses == 3 && r[0].age == 6 && r[1].age == 6,
-		  "both keep the region's counters");
-}
-
-/*
- * Small regions inside one RAM range, a region across a hole in the host
- * mapping, and nothing at all: only the parts inside RAM remain.
- *
- *   hva   [A, A+1M) [A+1M, A+3M)  hole  [B, B+1M)
- *   RAM   [A ......... A+2M)            [B ...)
- *   gpa   [0, 1M)   [1M, 2M)            [16M, 17M)
- */
-Test(host_damon_translate, parts_outside_ram_are_dropped)
-{
-	const uint64_t a = HVA_LOW, b = HVA_LOW + GIB;
-	const struct vr_ram_range map[] = {
-		{ .gpa = 0, .hva = a, .size = 2 * MIB },
-		{ .gpa = 16 * MIB, .hva = b, .size = 8 * MIB },
-	};
-	const struct vr_agent_region in[] = {
-		{ a, a + MIB, 1, 1 },
-		{ a + MIB, a + 3 * MIB, 2, 2 },
-		{ b, b + MIB, 4, 4 },
-	};
-	g_autoptr(GArray) hva = regions_of(in, G_N_ELEMENTS(in));
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-	g_autoptr(GArray) none = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-	const struct vr_agent_region *r;
-
-	vr_host_damon_translate(hva, map, G_N_ELEMENTS(map), 20, out);
-	cr_assert_eq(out->len, 3, "expected 3 regions, got %u", out->len);
-	r = (const struct vr_agent_region *)out->data;
-	cr_expect(r[0].start == 0 && r[0].end == MIB && r[0].nr_accesses == 1, "first region");
-	cr_expect(r[1].start == MIB && r[1].end == 2 * MIB && r[1].nr_accesses == 2,
-		  "the second is cut at the end of RAM: [0x%" PRIx64 ", 0x%" PRIx64 ")", r[1].start,
-		  r[1].end);
-	cr_expect(r[2].start == 16 * MIB && r[2].end == 17 * MIB && r[2].nr_accesses == 4,
-		  "the third maps to 16 MiB");
-	vr_host_damon_translate(none, map, G_N_ELEMENTS(map), 20, out);
-	cr_expect_eq(out->len, 3, "no regions in, nothing appended");
 }
