@@ -7,6 +7,14 @@
 
 #include <string.h>
 
+#include "actions/action.h"
+#include "libvirt/qemu-passthrough.h"
+
+/* G_DEFINE_QUARK's name has dashes: clang-format would split them. */
+/* clang-format off */
+G_DEFINE_QUARK(vr-domain-error-quark, vr_domain_error)
+/* clang-format on */
+
 struct vr_domain *vr_domain_new(const char *uuid, const char *name)
 {
 	struct vr_domain *d = g_new0(struct vr_domain, 1);
@@ -23,7 +31,7 @@ struct vr_domain *vr_domain_new(const char *uuid, const char *name)
 
 static void domain_drop_management(struct vr_domain *d)
 {
-	g_clear_pointer(&d->host_reclaim, vr_host_reclaim_free);
+	vr_domain_set_action(d, NULL);
 	g_clear_pointer(&d->source, vr_access_source_free);
 	g_clear_pointer(&d->session, vr_agent_session_free);
 	g_clear_pointer(&d->tuning, vr_domain_tuning_free);
@@ -34,7 +42,6 @@ static void domain_drop_management(struct vr_domain *d)
 	d->cold_bytes = 0;
 	vr_fleet_offer_hold_reset(&d->offer_hold);
 	d->agent_pause_pending = FALSE;
-	d->action = VR_ACTIVE_ACTION_NONE;
 	d->balloon_target_bytes = 0;
 }
 
@@ -64,6 +71,14 @@ void vr_domain_set_unmanaged(struct vr_domain *d, const char *reason, ...)
 	va_start(ap, reason);
 	d->reason = g_strdup_vprintf(reason, ap);
 	va_end(ap);
+}
+
+void vr_domain_set_action(struct vr_domain *d, const struct vr_action_ops *ops)
+{
+	if (d->action_ops != ops && d->action_ops && d->action_ops->stop)
+		d->action_ops->stop(d);
+	d->action_ops = ops;
+	d->action = ops ? ops->action : VR_ACTIVE_ACTION_NONE;
 }
 
 void vr_domain_set_error(struct vr_domain *d, const char *message)
@@ -456,4 +471,288 @@ void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *o
 	else if (d->session && vr_agent_session_last_error(d->session))
 		g_strlcpy(out->last_error, vr_agent_session_last_error(d->session),
 			  sizeof(out->last_error));
+}
+
+/* ---- the agent's session and calls ----------------------------------------- */
+
+guint vr_domain_agent_timeout_ms(const struct vr_domain *d)
+{
+	return d->env && d->env->config->agent_timeout_ms ?
+		       (guint)d->env->config->agent_timeout_ms :
+		       VR_DOMAIN_AGENT_TIMEOUT_MS;
+}
+
+static void agent_up(struct vr_agent_session *s, const struct vr_proto_hello *hello,
+		     gpointer user_data)
+{
+	struct vr_domain *d = user_data;
+
+	(void)s;
+	g_message("%s: agent %s up (backend %s, free page reporting %s)", d->name, hello->agent,
+		  hello->backend, hello->free_page_reporting ? "active" : "OFF");
+	if (!hello->free_page_reporting)
+		vr_domain_set_error(d, "the guest has no free page reporting: what its agent "
+				       "reclaims stays with the guest");
+	/* A new agent (or a new connection) knows nothing we sent before;
+	 * it may have started --paused: resume it (a no-op if it runs). */
+	d->policy_sent = FALSE;
+	d->agent_resync = FALSE;
+	d->agent_paused = TRUE;
+	d->agent_pause_pending = FALSE;
+	vr_access_source_agent_forget(d->source);
+}
+
+static void agent_down(struct vr_agent_session *s, const GError *error, gpointer user_data)
+{
+	struct vr_domain *d = user_data;
+
+	(void)s;
+	g_message("%s: agent down: %s", d->name, error ? error->message : "closed");
+	vr_access_source_agent_forget(d->source);
+	d->agent_pause_pending = FALSE;
+}
+
+static void agent_report(struct vr_agent_session *s, const struct vr_agent_stats *stats,
+			 uint64_t seq, gpointer user_data)
+{
+	struct vr_domain *d = user_data;
+	uint64_t t0 = vr_thread_cpu_us();
+
+	(void)s;
+	g_debug("%s: report %" G_GUINT64_FORMAT ": reclaimed %" G_GUINT64_FORMAT
+		" bytes in the guest (its reclaimer tried %" G_GUINT64_FORMAT
+		", applied %" G_GUINT64_FORMAT "), quota exceeded %" G_GUINT64_FORMAT
+		" times, guest free %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes",
+		d->name, seq, stats->reclaimed_bytes, stats->sz_tried, stats->sz_applied,
+		stats->qt_exceeds, stats->mem_free_bytes, stats->mem_total_bytes);
+	vr_domain_account_stats(d, stats, FALSE);
+	d->cpu_us += vr_thread_cpu_us() - t0;
+}
+
+static void agent_restarted(struct vr_agent_session *s, const struct vr_agent_stats *last,
+			    const struct vr_agent_stats *now, gpointer user_data)
+{
+	struct vr_domain *d = user_data;
+
+	(void)s;
+	(void)last;
+	/* The session logged it, rate-limited: a guest can fake restarts. */
+	g_debug("%s: the agent started over (its counters went back)", d->name);
+	vr_domain_account_stats(d, now, TRUE);
+	/* A new agent on the same connection (the guest rebooted): it runs
+	 * its own policy, maybe paused, and knows nothing we sent. As when an
+	 * agent comes up, it gets our policy and pause state again, quietly:
+	 * a guest that fakes restarts would otherwise log a line per tick. */
+	d->agent_resync = TRUE;
+	d->agent_paused = !d->user_paused;
+	d->agent_pause_pending = FALSE;
+	vr_access_source_agent_forget(d->source);
+}
+
+static const struct vr_agent_session_ops agent_ops = {
+	.up = agent_up,
+	.down = agent_down,
+	.report = agent_report,
+	.restarted = agent_restarted,
+};
+
+gboolean vr_domain_open_session(struct vr_domain *d, GError **error)
+{
+	struct vr_agent_session_limits limits;
+
+	vr_agent_session_limits_init(&limits, d->info.memory_bytes);
+	d->session = vr_agent_session_new(d->name, d->info.agent_socket_path, &limits, &agent_ops,
+					  d, error);
+	return d->session != NULL;
+}
+
+/*
+ * A reply callback's link to its domain: the domain may be dropped while the
+ * call is pending (vr_agent_session_free() then calls back with an error or
+ * not at all), so replies find it again by UUID.
+ */
+struct call_ctx {
+	struct vr_domain_env *env;
+	char uuid[VR_DOMAIN_UUID_STRING_LEN + 1];
+	enum vr_proto_command command;
+	uint64_t share_bytes;
+	gboolean pause;
+	gboolean quiet; /* a resync after an agent restart: no message */
+};
+
+static struct call_ctx *call_ctx_new(const struct vr_domain *d, enum vr_proto_command command)
+{
+	struct call_ctx *c = g_new0(struct call_ctx, 1);
+
+	c->env = d->env;
+	g_strlcpy(c->uuid, d->uuid, sizeof(c->uuid));
+	c->command = command;
+	return c;
+}
+
+static void on_agent_reply(struct vr_agent_session *s, struct vr_proto_message *reply,
+			   const GError *error, gpointer user_data)
+{
+	g_autofree struct call_ctx *c = user_data;
+	struct vr_domain *d = c->env ? g_hash_table_lookup(c->env->domains, c->uuid) : NULL;
+	uint64_t t0 = vr_thread_cpu_us();
+
+	(void)s;
+	if (!d || !d->session)
+		return;
+	if (c->command == VR_PROTO_PAUSE || c->command == VR_PROTO_RESUME)
+		d->agent_pause_pending = FALSE;
+	if (error || reply->kind == VR_PROTO_MESSAGE_ERROR) {
+		g_autofree char *msg = g_strdup_printf("agent %s: %s",
+						       vr_proto_command_name(c->command),
+						       error ? error->message : reply->error.desc);
+		g_warning("%s: %s", d->name, msg);
+		vr_domain_set_error(d, msg);
+		if (c->command == VR_PROTO_SET_POLICY)
+			d->policy_sent = FALSE; /* send it again next tick */
+		if (c->command == VR_PROTO_PAUSE || c->command == VR_PROTO_RESUME)
+			d->agent_paused = !c->pause; /* not done: try again */
+		return;
+	}
+	switch (c->command) {
+	case VR_PROTO_GET_STATS:
+		vr_domain_account_stats(d, &reply->stats, FALSE);
+		break;
+	case VR_PROTO_SET_POLICY:
+		g_debug("%s: the agent runs a quota of %" G_GUINT64_FORMAT " bytes per window",
+			d->name, c->share_bytes);
+		break;
+	case VR_PROTO_PAUSE:
+	case VR_PROTO_RESUME:
+		if (c->quiet)
+			g_debug("%s: agent %s again", d->name, c->pause ? "paused" : "resumed");
+		else
+			g_message("%s: agent %s", d->name, c->pause ? "paused" : "resumed");
+		break;
+	default:
+		break;
+	}
+	d->cpu_us += vr_thread_cpu_us() - t0;
+}
+
+static void domain_call(struct vr_domain *d, struct vr_proto_request *req, struct call_ctx *c)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!vr_agent_session_call(d->session, req, vr_domain_agent_timeout_ms(d), on_agent_reply,
+				   c, &error)) {
+		g_autofree char *msg = g_strdup_printf(
+			"agent %s: %s", vr_proto_command_name(c->command), error->message);
+		g_debug("%s: %s", d->name, msg);
+		vr_domain_set_error(d, msg);
+		if (c->command == VR_PROTO_PAUSE || c->command == VR_PROTO_RESUME)
+			d->agent_pause_pending = FALSE;
+		g_free(c);
+	}
+}
+
+void vr_domain_agent_call(struct vr_domain *d, struct vr_proto_request *req, uint64_t share_bytes)
+{
+	struct call_ctx *c = call_ctx_new(d, req->command);
+
+	c->share_bytes = share_bytes;
+	domain_call(d, req, c);
+}
+
+void vr_domain_agent_set_paused(struct vr_domain *d, gboolean pause)
+{
+	if (pause == d->agent_paused || d->agent_pause_pending ||
+	    !vr_agent_session_is_up(d->session))
+		return;
+	g_auto(vr_proto_request) req = { .command = pause ? VR_PROTO_PAUSE : VR_PROTO_RESUME };
+	struct call_ctx *c = call_ctx_new(d, req.command);
+	c->pause = pause;
+	c->quiet = d->agent_resync;
+	d->agent_paused = pause;
+	d->agent_pause_pending = TRUE;
+	domain_call(d, &req, c);
+}
+
+/* ---- the QEMU monitor ------------------------------------------------------ */
+
+/* A libvirt lookup for @uuid's monitor: the domain is found again by UUID
+ * when libvirt answers (it may have gone meanwhile). */
+struct monitor_lookup {
+	struct vr_domain_env *env;
+	char uuid[VR_DOMAIN_UUID_STRING_LEN + 1];
+};
+
+static void monitor_lookup_over(gpointer data)
+{
+	struct monitor_lookup *c = data;
+
+	g_hash_table_remove(c->env->lookups, c->uuid);
+	g_free(c);
+}
+
+static void monitor_lookup_done(virDomainPtr dom, const GError *error, gpointer user_data)
+{
+	struct monitor_lookup *c = user_data;
+	struct vr_domain *d = g_hash_table_lookup(c->env->domains, c->uuid);
+	g_autoptr(GError) local = NULL;
+	struct vr_qemu_monitor *mon;
+
+	if (!d || d->monitor || d->qmp_path)
+		return;
+	if (!dom) {
+		g_autofree char *msg = g_strdup_printf("QEMU monitor: %s", error->message);
+		g_debug("%s: %s", d->name, msg);
+		vr_domain_set_error(d, msg);
+		return;
+	}
+	mon = vr_qemu_monitor_new_libvirt(dom);
+	mon->timeout_ms = VR_DOMAIN_QMP_TIMEOUT_MS;
+	d->monitor = vr_monitor_worker_new(d->name, mon, &local);
+	if (!d->monitor)
+		vr_domain_set_error(d, local->message);
+}
+
+gboolean vr_domain_monitor(struct vr_domain *d, GError **error)
+{
+	struct monitor_lookup *c;
+
+	if (d->monitor)
+		return TRUE;
+	if (!d->env || !d->env->lv) {
+		g_set_error(error, VR_DOMAIN_ERROR, VR_DOMAIN_ERROR_NOT_LIBVIRT,
+			    "no QEMU monitor: vreclaimd has no libvirt connection");
+		return FALSE;
+	}
+	if (!g_hash_table_contains(d->env->lookups, d->uuid)) {
+		g_hash_table_add(d->env->lookups, g_strdup(d->uuid));
+		c = g_new0(struct monitor_lookup, 1);
+		c->env = d->env;
+		g_strlcpy(c->uuid, d->uuid, sizeof(c->uuid));
+		vr_libvirt_lookup(d->env->lv, d->uuid, monitor_lookup_done, c, monitor_lookup_over);
+	}
+	return FALSE;
+}
+
+void vr_domain_monitor_failed(struct vr_domain *d, const GError *error)
+{
+	if (!d->qmp_path && error && error->domain == VR_QEMU_MONITOR_ERROR)
+		g_clear_pointer(&d->monitor, vr_monitor_worker_free);
+}
+
+/* ---- the fleet's view ------------------------------------------------------ */
+
+void vr_domain_hold_offer(struct vr_domain *d, const struct vr_scheme *s,
+			  struct vr_fleet_domain *fd)
+{
+	uint64_t hold_us = vr_fleet_offer_hold_us(s);
+	uint64_t offer_bytes = 0;
+
+	if (!vr_fleet_offer_hold_update(&d->offer_hold, fd->hist_bytes, g_get_monotonic_time(),
+					hold_us))
+		return;
+	for (guint score = 0; score <= VR_MAX_SCORE; score++)
+		offer_bytes += fd->hist_bytes[score];
+	g_debug("%s: offers %" G_GUINT64_FORMAT
+		" bytes, its largest picture of the last %" G_GUINT64_FORMAT " s",
+		d->name, offer_bytes, hold_us / G_USEC_PER_SEC);
 }

@@ -13,6 +13,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "actions/host-pageout.h"
 #include "agent/agent-session.h"
@@ -30,6 +31,71 @@
 #include "qmp/qemu-monitor.h"
 #include "ratelimit.h"
 #include "sources/access-source.h"
+
+struct vr_action_ops;
+
+#define VR_DOMAIN_ERROR (vr_domain_error_quark())
+GQuark vr_domain_error_quark(void);
+
+/**
+ * enum vr_domain_error - errors of a domain's own I/O and of its actions
+ * (VR_DOMAIN_ERROR).
+ * @VR_DOMAIN_ERROR_UNSUPPORTED: a domain's action cannot run on this host or
+ *				 this QEMU (the message says why).
+ * @VR_DOMAIN_ERROR_NOT_LIBVIRT: a request for libvirt while vreclaimd has
+ *				 no libvirt connection.
+ */
+enum vr_domain_error {
+	VR_DOMAIN_ERROR_UNSUPPORTED,
+	VR_DOMAIN_ERROR_NOT_LIBVIRT,
+};
+
+/* Time allowed for an agent's get-regions, set-policy, pause or resume when
+ * the config does not say, ms. */
+#define VR_DOMAIN_AGENT_TIMEOUT_MS 5000
+
+/* Time QEMU has to answer each QMP command, ms, through our own client
+ * (--qmp) and libvirt's passthrough alike: QMP queries answer in
+ * milliseconds. A command past it marks the domain degraded; the command
+ * runs on the domain's monitor worker, so the main loop never waits for it
+ * (monitor-worker.h). */
+#define VR_DOMAIN_QMP_TIMEOUT_MS 2000
+
+/**
+ * struct vr_domain_env - what the domains' own I/O shares (their agent
+ * calls, their QEMU monitors, the host-pageout action's access source).
+ * Owned by the manager, which outlives every domain and keeps it up to date
+ * (a reload replaces @config and @lv).
+ * @domains:	the domains by UUID (uuid -> struct vr_domain *, owned): an
+ *		answer that comes after its domain was dropped finds it gone.
+ * @lookups:	UUIDs (owned) whose libvirt lookup for the QEMU monitor is
+ *		outstanding: one at a time per domain.
+ * @lv:		the libvirt connection; NULL before it is made.
+ * @config:	the daemon's config (the agent's deadline, the host's access
+ *		source); owned by the manager.
+ * @procfs:	the proc mount ("/proc"); owned.
+ * @sysfs:	the sysfs mount ("/sys"); owned.
+ */
+struct vr_domain_env {
+	GHashTable *domains;
+	GHashTable *lookups;
+	struct vr_libvirt *lv;
+	struct vr_daemon_config *config;
+	char *procfs;
+	char *sysfs;
+};
+
+/**
+ * vr_thread_cpu_us() - the calling thread's CPU time, us: what the daemon
+ * spends per domain.
+ */
+static inline uint64_t vr_thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * G_USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
 
 /**
  * struct vr_domain_hist - a domain's cold histogram of its agent's picture
@@ -209,7 +275,12 @@ struct vr_domain {
 	/* private: */
 	guint status_read; /* read-batch id of /proc/PID/status, 0 = none */
 	gboolean status_read_set;
-	gpointer manager; /* back pointer for the session callbacks */
+	/* what its I/O shares with the other domains (the session and monitor
+	 * callbacks find it again there); NULL until the manager sets it */
+	struct vr_domain_env *env;
+	/* its action's operations (actions/action.h), NULL for none: set with
+	 * @action (vr_domain_set_action()) */
+	const struct vr_action_ops *action_ops;
 };
 
 typedef struct vr_domain vr_domain;
@@ -224,6 +295,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(vr_domain, vr_domain_free)
  * format): drops its tuning, policy, session and picture.
  */
 void vr_domain_set_unmanaged(struct vr_domain *d, const char *reason, ...) G_GNUC_PRINTF(2, 3);
+
+/**
+ * vr_domain_set_action() - @d's action becomes @ops's (NULL: none). The state
+ * the previous action kept on @d (its host-pageout reclaim, its agent's
+ * access source, its balloon target) is dropped when the action changes.
+ */
+void vr_domain_set_action(struct vr_domain *d, const struct vr_action_ops *ops);
 
 /** vr_domain_set_error() - remember @message as @d's last error. */
 void vr_domain_set_error(struct vr_domain *d, const char *message);
@@ -399,3 +477,59 @@ void vr_domain_state_apply(struct vr_domain *d, const struct vr_domain_state *st
  * vr_domain_fill_status() - @d as vreclaimctl status shows it.
  */
 void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *out);
+
+/**
+ * vr_domain_agent_timeout_ms() - the time @d's agent has to answer a call,
+ * ms: the config's agent-timeout-ms, or VR_DOMAIN_AGENT_TIMEOUT_MS.
+ */
+guint vr_domain_agent_timeout_ms(const struct vr_domain *d);
+
+/**
+ * vr_domain_open_session() - open the session with @d's agent at
+ * @d->info.agent_socket_path into @d->session, its callbacks keeping @d's
+ * stats and pause state. Return: FALSE with @error when it cannot be made.
+ */
+gboolean vr_domain_open_session(struct vr_domain *d, GError **error);
+
+/**
+ * vr_domain_agent_call() - send @req (its contents are taken) to @d's agent,
+ * without waiting: the answer is applied to @d when it comes (stats taken, a
+ * failure remembered as @d's last error; a set-policy that failed is sent
+ * again next tick), found again by its UUID in @d->env (it may have been
+ * dropped meanwhile). A call that cannot be sent is @d's last error.
+ * @share_bytes: for a set-policy, the share its policy carries (logged).
+ */
+void vr_domain_agent_call(struct vr_domain *d, struct vr_proto_request *req, uint64_t share_bytes);
+
+/**
+ * vr_domain_agent_set_paused() - pause (@pause) or resume @d's agent, unless
+ * it is so already, a pause or resume is under way, or its session is down.
+ */
+void vr_domain_agent_set_paused(struct vr_domain *d, gboolean pause);
+
+/**
+ * vr_domain_monitor() - @d's QEMU monitor worker (@d->monitor), made on first
+ * use: a --qmp QEMU has one from its probe; a libvirt domain's monitor goes
+ * through libvirt's passthrough, with VR_DOMAIN_QMP_TIMEOUT_MS as our own
+ * client. Its domain is looked up on libvirt's thread. Return: TRUE when
+ * @d->monitor is there; FALSE without @error while the lookup is outstanding
+ * (the next window uses it), FALSE with @error without a libvirt connection.
+ */
+gboolean vr_domain_monitor(struct vr_domain *d, GError **error);
+
+/**
+ * vr_domain_monitor_failed() - after a monitor job of @d failed with @error:
+ * a libvirt monitor whose libvirt failed is made again next time (it holds
+ * its domain reference on the connection of its day, which a reconnect to
+ * libvirtd replaced).
+ */
+void vr_domain_monitor_failed(struct vr_domain *d, const GError *error);
+
+/**
+ * vr_domain_hold_offer() - @d's offer this window under its pageout scheme
+ * @s: @fd's histogram (bytes per cold score), or the larger one @d showed
+ * within the hold (struct vr_fleet_offer_hold says why a DAMON picture alone
+ * would not do), written back into @fd->hist_bytes.
+ */
+void vr_domain_hold_offer(struct vr_domain *d, const struct vr_scheme *s,
+			  struct vr_fleet_domain *fd);

@@ -40,14 +40,13 @@ GQuark vr_manager_error_quark(void);
 
 /**
  * enum vr_manager_error - errors of the manager's own (VR_MANAGER_ERROR).
- * @VR_MANAGER_ERROR_UNSUPPORTED: a domain's action cannot run on this host
- *				  or this QEMU (the message says why).
- * @VR_MANAGER_ERROR_NOT_LIBVIRT: a request for libvirt about a domain that
- *				  is not libvirt's (a --qmp QEMU).
+ * @VR_MANAGER_ERROR_UNSUPPORTED: a --qmp QEMU cannot be taken as a domain
+ *				  (the message says why). A domain's own errors
+ *				  and its actions' are VR_DOMAIN_ERROR's
+ *				  (domain.h).
  */
 enum vr_manager_error {
 	VR_MANAGER_ERROR_UNSUPPORTED,
-	VR_MANAGER_ERROR_NOT_LIBVIRT,
 };
 
 /**

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * host-reclaim: picture -> plan -> RAM map -> process_madvise for a guest
- * without an agent. See host-reclaim.h.
+ * The host-pageout action (actions/action.h), for a guest without an agent:
+ * the host-side reclaim (picture -> plan -> RAM map -> process_madvise, see
+ * host-pageout.h), and the action's operations on a domain: its offer from
+ * the host's access picture, one window of pageout per act step, the guest's
+ * RAM map asked of QEMU on the domain's monitor worker first.
  */
 #define _GNU_SOURCE
 
@@ -11,10 +14,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "actions/action.h"
+#include "domain.h"
 #include "fleet-quota.h"
 #include "pageout-plan.h"
 #include "process-pageout.h"
 #include "protocol.h"
+#include "qmp/qemu-commands.h"
 #include "resident-runs.h"
 
 /* clang-format off */
@@ -249,3 +255,212 @@ void vr_host_reclaim_free(struct vr_host_reclaim *hr)
 	g_free(hr->name);
 	g_free(hr);
 }
+
+/* ---- the action (actions/action.h) ---------------------------------------- */
+
+/**
+ * struct ram_map_job - the host-pageout action's QEMU half: where the
+ * guest's RAM lives in the QEMU process (vr_qemu_guest_ram_map()).
+ * @pid:	the QEMU process it was asked for (in).
+ * @map:	struct vr_ram_range (out).
+ */
+struct ram_map_job {
+	pid_t pid;
+	GArray *map;
+};
+
+static void ram_map_job_free(gpointer data)
+{
+	struct ram_map_job *j = data;
+
+	if (j->map)
+		g_array_unref(j->map);
+	g_free(j);
+}
+
+static gboolean ram_map_job_run(struct vr_qemu_monitor *mon, gpointer data, GError **error)
+{
+	struct ram_map_job *j = data;
+
+	return vr_qemu_guest_ram_map(mon, &j->map, error);
+}
+
+/*
+ * The rest of the host-pageout action's state for @d, from its guest RAM
+ * @map: the host-damon access source on its QEMU process, and a pidfd.
+ */
+static gboolean domain_finish_host_reclaim(struct vr_domain *d, GArray *map, GError **error)
+{
+	g_autoptr(vr_access_source) source = NULL;
+	struct vr_monitor_attrs attrs = d->policy->attrs;
+
+	source = vr_access_source_new_host_damon(d->env->sysfs, d->env->procfs, d->pid, map, &attrs,
+						 error);
+	if (!source)
+		return FALSE;
+	d->host_reclaim = vr_host_reclaim_new(d->name, d->pid,
+					      &g_array_index(map, struct vr_ram_range, 0), map->len,
+					      d->info.memory_bytes, g_steal_pointer(&source),
+					      error);
+	return d->host_reclaim != NULL;
+}
+
+static void ram_map_job_done(struct vr_monitor_worker *w, gpointer data, const GError *error,
+			     gpointer user_data)
+{
+	struct ram_map_job *j = data;
+	struct vr_domain *d = user_data;
+	g_autoptr(GError) local = NULL;
+	const char *why;
+
+	(void)w;
+	/* What changed while QEMU was asked wins. */
+	if (!d->managed || d->action != VR_ACTIVE_ACTION_HOST_PAGEOUT || d->host_reclaim ||
+	    d->pid != j->pid)
+		return;
+	if (!error && domain_finish_host_reclaim(d, j->map, &local))
+		return;
+	if (error && (error->domain == VR_QEMU_MONITOR_ERROR ||
+		      g_error_matches(error, VR_QMP_ERROR, VR_QMP_ERROR_TIMEOUT) ||
+		      g_error_matches(error, VR_QMP_ERROR, VR_QMP_ERROR_CLOSED) ||
+		      g_error_matches(error, VR_QMP_ERROR, VR_QMP_ERROR_CONNECT))) {
+		/* QEMU did not answer (or libvirt failed): ask again next
+		 * window; the monitor's worker says whether it is degraded. */
+		g_autofree char *msg = g_strdup_printf("host-pageout: %s", error->message);
+		g_debug("%s: %s", d->name, msg);
+		vr_domain_set_error(d, msg);
+		vr_domain_monitor_failed(d, error);
+		return;
+	}
+	why = error ? error->message : local->message;
+	g_warning("%s: not managed: host-pageout: %s", d->name, why);
+	vr_domain_set_unmanaged(d, "host-pageout: %s", why);
+}
+
+/*
+ * Start the host-pageout action's state for @d: its guest RAM map is asked
+ * of QEMU on the monitor's worker, the rest follows when it comes
+ * (ram_map_job_done()). FALSE with @error when this host or this QEMU
+ * cannot give it.
+ */
+static gboolean domain_start_host_reclaim(struct vr_domain *d, const struct vr_action_ctx *ctx,
+					  GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	struct ram_map_job *j;
+
+	if (ctx->config->host_access_source == VR_HOST_ACCESS_SOURCE_NONE) {
+		g_set_error(error, VR_DOMAIN_ERROR, VR_DOMAIN_ERROR_UNSUPPORTED,
+			    "host-pageout needs a host access source, and the config's "
+			    "access-source is none");
+		return FALSE;
+	}
+	if (d->pid <= 0) {
+		g_set_error(error, VR_DOMAIN_ERROR, VR_DOMAIN_ERROR_UNSUPPORTED,
+			    "host-pageout: its QEMU process is not known yet");
+		return FALSE;
+	}
+	if (!vr_domain_monitor(d, &local)) {
+		if (!local)
+			return TRUE; /* its domain is being looked up */
+		g_propagate_error(error, g_steal_pointer(&local));
+		return FALSE;
+	}
+	if (vr_monitor_worker_is_busy(d->monitor))
+		return TRUE; /* asked already */
+	j = g_new0(struct ram_map_job, 1);
+	j->pid = d->pid;
+	vr_monitor_worker_submit(d->monitor, "ram-map", ram_map_job_run, ram_map_job_done, j,
+				 ram_map_job_free, d);
+	return TRUE;
+}
+
+/*
+ * The host-pageout action, one window: the coldest guest memory by the
+ * host's access picture, paged out of the QEMU process up to the share.
+ */
+static void host_pageout_act(struct vr_domain *d, const struct vr_action_ctx *ctx)
+{
+	g_autoptr(GError) error = NULL;
+	struct vr_host_reclaim_result result = { 0 };
+	const struct vr_scheme *s = vr_fleet_pageout_scheme(d->policy);
+	gboolean ok;
+
+	if (!d->host_reclaim) {
+		if (d->pid <= 0)
+			return; /* its QEMU process is not known yet */
+		if (!domain_start_host_reclaim(d, ctx, &error)) {
+			g_warning("%s: not managed: host-pageout: %s", d->name, error->message);
+			vr_domain_set_unmanaged(d, "host-pageout: %s", error->message);
+		}
+		return; /* QEMU's worker brings the RAM map: it acts from then on */
+	}
+	if (!s || d->share_bytes == 0 || d->user_paused)
+		return;
+	/* The share is per window (quota-reset-interval-ms), which may last
+	 * several ticks: what the window took already counts, a window the
+	 * previous vreclaimd began too (restored). */
+	vr_share_window_roll(&d->window, d->share_bytes, g_get_monotonic_time(),
+			     vr_action_window_len_us(ctx));
+	uint64_t left = vr_share_window_left(&d->window, d->share_bytes);
+	if (!left)
+		return;
+	/* Never more than the host's swap can take. */
+	ok = vr_host_reclaim_step_in_swap(d->host_reclaim, s, left, ctx->host, &result, &error);
+	/* Charged and counted: the resident bytes advised, failed step or not
+	 * (what was advised before a failure left memory too). */
+	vr_domain_account_host_pageout(d, &result, ctx->host);
+	if (!ok) {
+		g_warning("%s: host-pageout: %s", d->name, error->message);
+		vr_domain_set_error(d, error->message);
+		return;
+	}
+	g_debug("%s: host-pageout: %" G_GUINT64_FORMAT " resident bytes advised in %u runs; "
+		"%" G_GUINT64_FORMAT " planned, %" G_GUINT64_FORMAT " skipped in swap",
+		d->name, result.advised_bytes, result.runs, result.planned_bytes,
+		result.swapped_bytes);
+}
+
+/* The host's offer: the cold histogram of the host's access picture of the
+ * guest, held (vr_domain_hold_offer()); nothing while the host's swap is
+ * full (the quota goes to others). */
+static gboolean host_pageout_offer(struct vr_domain *d, const struct vr_action_ctx *ctx,
+				   struct vr_fleet_domain *fd)
+{
+	g_autoptr(GError) error = NULL;
+	const struct vr_scheme *s = vr_fleet_pageout_scheme(d->policy);
+
+	if (!s || !d->host_reclaim)
+		return FALSE;
+	/* A full host swap takes nothing: the quota goes to others. */
+	if (ctx->host_known) {
+		gboolean full = !vr_host_pageout_room(ctx->host);
+
+		vr_domain_wait_for_swap(d, ctx->host, full);
+		if (full)
+			return FALSE;
+	}
+	if (!vr_host_reclaim_cold_histogram(d->host_reclaim, s, fd->hist_bytes, &error)) {
+		g_warning("%s: %s", d->name, error->message);
+		vr_domain_set_error(d, error->message);
+		return FALSE;
+	}
+	d->cold_bytes = 0;
+	for (guint score = 0; score <= VR_MAX_SCORE; score++)
+		d->cold_bytes += fd->hist_bytes[score];
+	vr_domain_hold_offer(d, s, fd);
+	return TRUE;
+}
+
+/* The reclaim's state goes: its access source, its RAM map, its pidfd. */
+static void host_pageout_stop(struct vr_domain *d)
+{
+	g_clear_pointer(&d->host_reclaim, vr_host_reclaim_free);
+}
+
+const struct vr_action_ops vr_action_host_pageout = {
+	.action = VR_ACTIVE_ACTION_HOST_PAGEOUT,
+	.offer = host_pageout_offer,
+	.act = host_pageout_act,
+	.stop = host_pageout_stop,
+};

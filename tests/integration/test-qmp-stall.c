@@ -47,7 +47,7 @@
 #define STATUS_MAX_MS 1000
 /* How long a QEMU stalls while the test watches, ms. */
 #define STALL_WATCH_MS 4000
-/* The daemon's tick, ms, and its QMP deadline (VR_MANAGER_QMP_TIMEOUT_MS). */
+/* The daemon's tick, ms, and its QMP deadline (VR_DOMAIN_QMP_TIMEOUT_MS). */
 #define INTERVAL_MS	200
 #define QMP_DEADLINE_MS 2000
 /* When the stalled domain must show degraded at the latest, ms after the
