@@ -53,12 +53,6 @@ static gboolean check_args(const struct vr_ram_range *map, guint nr_map,
 				    "the guest's memory size is 0 bytes: it must be above 0");
 		return FALSE;
 	}
-	if (nr_map > VR_HOST_DAMON_MAX_RAM_RANGES) {
-		g_set_error(error, VR_HOST_RECLAIM_ERROR, VR_HOST_RECLAIM_ERROR_INVALID,
-			    "the RAM map has %u entries, more than %d", nr_map,
-			    VR_HOST_DAMON_MAX_RAM_RANGES);
-		return FALSE;
-	}
 	return vr_ram_map_validate(map, nr_map, error);
 }
 

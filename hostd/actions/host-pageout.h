@@ -76,7 +76,7 @@ typedef struct vr_host_reclaim vr_host_reclaim;
  * @pid:		the QEMU process, > 0.
  * @map, @nr_map:	the guest's RAM map (struct vr_ram_range, as
  *			vr_ram_map_validate() wants it, at most
- *			VR_HOST_DAMON_MAX_RAM_RANGES entries); copied.
+ *			VR_RAM_MAP_MAX_ENTRIES entries); copied.
  * @guest_memory_bytes:	the guest's memory size, bytes, > 0: a picture may
  *			cover at most this many bytes.
  * @source:		the guest's access source; owned from here on, on

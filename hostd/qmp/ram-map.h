@@ -41,10 +41,10 @@ enum vr_ram_map_error {
 	VR_RAM_MAP_ERROR_INVALID,
 };
 
-/* The most entries a RAM map may have: QEMU's flat view of a guest has a few
- * (RAM below and above the PCI hole, hot-plugged DIMMs); more is a wrong
- * reply. */
-#define VR_RAM_MAP_MAX_ENTRIES 4096
+/* The most entries a RAM map may have: QEMU maps a guest's RAM in a handful
+ * (below and above the PCI hole, hot-plugged DIMMs); the bound keeps a
+ * hostile map cheap to refuse. */
+#define VR_RAM_MAP_MAX_ENTRIES 1024
 
 /**
  * vr_ram_map_validate() - check that @map (@nr entries) is a usable map:

@@ -218,10 +218,6 @@ gboolean vr_access_source_agent_cold_hist(const struct vr_access_source *src,
 
 /* ---- host-damon ---- */
 
-/* The most RAM ranges a map may have: QEMU maps a guest's RAM in a handful;
- * the bound keeps a hostile map cheap to refuse. */
-#define VR_HOST_DAMON_MAX_RAM_RANGES 1024
-
 /**
  * vr_access_source_new_host_damon() - the "host-damon" source: the host
  * kernel's DAMON watching the virtual memory of QEMU process @qemu_pid.
@@ -231,7 +227,7 @@ gboolean vr_access_source_agent_cold_hist(const struct vr_access_source *src,
  *		process exists and to read the kernel release.
  * @qemu_pid:	the QEMU process, > 0.
  * @ram_map:	struct vr_ram_range (hostd/qmp/ram-map.h): where the guest's RAM
- *		lives in the process; copied. 1..VR_HOST_DAMON_MAX_RAM_RANGES
+ *		lives in the process; copied. 1..VR_RAM_MAP_MAX_ENTRIES
  *		ranges, each non-empty, without overflow, their guest-physical
  *		ranges disjoint (host-virtual ones may alias).
  * @attrs:	monitoring attributes (validated as vr_monitor_attrs_validate());

@@ -296,6 +296,23 @@ Test(ram_map, valid_maps)
 		  err ? err->message : "");
 }
 
+Test(ram_map, more_entries_than_the_bound)
+{
+	g_autofree struct vr_ram_range *map =
+		g_new0(struct vr_ram_range, VR_RAM_MAP_MAX_ENTRIES + 1);
+	g_autoptr(GError) err = NULL;
+
+	for (guint i = 0; i <= VR_RAM_MAP_MAX_ENTRIES; i++)
+		map[i] = (struct vr_ram_range){ .gpa = i * MIB, .hva = H + i * MIB, .size = MIB };
+	cr_assert(vr_ram_map_validate(map, VR_RAM_MAP_MAX_ENTRIES, &err),
+		  "%d entries are allowed: %s", VR_RAM_MAP_MAX_ENTRIES, err ? err->message : "");
+	cr_assert_not(vr_ram_map_validate(map, VR_RAM_MAP_MAX_ENTRIES + 1, &err),
+		      "one more is refused");
+	expect_error(err, VR_RAM_MAP_ERROR, VR_RAM_MAP_ERROR_INVALID, "more than", "too many");
+	cr_assert(msg_names_number(err->message, VR_RAM_MAP_MAX_ENTRIES + 1),
+		  "the message names the count: %s", err->message);
+}
+
 /* The map in another order translates to the same host ranges. */
 Test(ram_map, an_unsorted_map_translates_as_the_sorted_one)
 {
