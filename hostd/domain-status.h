@@ -50,19 +50,27 @@ enum vr_agent_state {
 };
 
 /**
- * enum vr_active_action - what the daemon is doing to a domain right now.
- * @VR_ACTIVE_ACTION_NONE:	   nothing.
- * @VR_ACTIVE_ACTION_AGENT_RECLAIM: the guest agent reclaims in the guest.
- * @VR_ACTIVE_ACTION_HOST_PAGEOUT:  the host pages out the QEMU process's
- *				   guest RAM.
- * @VR_ACTIVE_ACTION_BALLOON:	   the balloon is inflated.
+ * enum vr_domain_action - how vreclaim takes memory from a domain. A domain's
+ * tuning allows a set of them (the values are bits, or-ed: @actions of
+ * struct vr_domain_tuning); the daemon runs one of them at a time, or none
+ * (@action of struct vr_domain_status and of the domain).
+ * @VR_DOMAIN_ACTION_NONE:	    none (never in a set).
+ * @VR_DOMAIN_ACTION_AGENT_RECLAIM: the guest agent reclaims cold memory in
+ *				    the guest ("agent-reclaim").
+ * @VR_DOMAIN_ACTION_HOST_PAGEOUT:  the host pages out cold guest memory from
+ *				    the QEMU process ("host-pageout").
+ * @VR_DOMAIN_ACTION_BALLOON:	    the balloon shrinks the guest ("balloon").
  */
-enum vr_active_action {
-	VR_ACTIVE_ACTION_NONE,
-	VR_ACTIVE_ACTION_AGENT_RECLAIM,
-	VR_ACTIVE_ACTION_HOST_PAGEOUT,
-	VR_ACTIVE_ACTION_BALLOON,
+enum vr_domain_action {
+	VR_DOMAIN_ACTION_NONE = 0,
+	VR_DOMAIN_ACTION_AGENT_RECLAIM = 1 << 0,
+	VR_DOMAIN_ACTION_HOST_PAGEOUT = 1 << 1,
+	VR_DOMAIN_ACTION_BALLOON = 1 << 2,
 };
+#define VR_DOMAIN_ACTIONS_ALL                                                                      \
+	(VR_DOMAIN_ACTION_AGENT_RECLAIM | VR_DOMAIN_ACTION_HOST_PAGEOUT | VR_DOMAIN_ACTION_BALLOON)
+/* The default: only what the guest does itself, the least intrusive. */
+#define VR_DOMAIN_ACTIONS_DEFAULT VR_DOMAIN_ACTION_AGENT_RECLAIM
 
 /**
  * struct vr_domain_status - one domain as the daemon sees it now.
@@ -119,7 +127,7 @@ struct vr_domain_status {
 	enum vr_agent_state agent_state;
 	char agent_version[VR_DOMAIN_AGENT_VERSION_SIZE];
 	char agent_backend[VR_DOMAIN_BACKEND_SIZE];
-	enum vr_active_action action;
+	enum vr_domain_action action;
 	gboolean paused;
 	uint64_t share_bytes;
 	uint64_t reclaimed_bytes;
@@ -232,22 +240,38 @@ static inline gboolean vr_agent_state_from_name(const char *name, enum vr_agent_
 }
 
 /**
- * vr_active_action_name() - "none", "agent-reclaim", "host-pageout",
- * "balloon"; "unknown" for other values.
+ * vr_domain_action_name() - "none", "agent-reclaim", "host-pageout",
+ * "balloon"; "unknown" for other values (a set of several, say).
  */
-static inline const char *vr_active_action_name(enum vr_active_action action)
+static inline const char *vr_domain_action_name(enum vr_domain_action action)
 {
-	static const char *const names[] = { "none", "agent-reclaim", "host-pageout", "balloon" };
-
-	return (guint)action < G_N_ELEMENTS(names) ? names[action] : "unknown";
+	switch (action) {
+	case VR_DOMAIN_ACTION_NONE:
+		return "none";
+	case VR_DOMAIN_ACTION_AGENT_RECLAIM:
+		return "agent-reclaim";
+	case VR_DOMAIN_ACTION_HOST_PAGEOUT:
+		return "host-pageout";
+	case VR_DOMAIN_ACTION_BALLOON:
+		return "balloon";
+	}
+	return "unknown";
 }
 
-/** vr_active_action_from_name() - parse an action name; FALSE if unknown. */
-static inline gboolean vr_active_action_from_name(const char *name, enum vr_active_action *action)
+/**
+ * vr_domain_action_from_name() - parse an action's name, "none" included.
+ * Return: FALSE when @name is none of vr_domain_action_name()'s.
+ */
+static inline gboolean vr_domain_action_from_name(const char *name, enum vr_domain_action *action)
 {
-	for (guint i = 0; i <= VR_ACTIVE_ACTION_BALLOON; i++)
-		if (!strcmp(name, vr_active_action_name((enum vr_active_action)i))) {
-			*action = (enum vr_active_action)i;
+	static const enum vr_domain_action all[] = { VR_DOMAIN_ACTION_NONE,
+						     VR_DOMAIN_ACTION_AGENT_RECLAIM,
+						     VR_DOMAIN_ACTION_HOST_PAGEOUT,
+						     VR_DOMAIN_ACTION_BALLOON };
+
+	for (guint i = 0; i < G_N_ELEMENTS(all); i++)
+		if (!strcmp(name, vr_domain_action_name(all[i]))) {
+			*action = all[i];
 			return TRUE;
 		}
 	return FALSE;

@@ -78,7 +78,7 @@ void vr_domain_set_action(struct vr_domain *d, const struct vr_action_ops *ops)
 	if (d->action_ops != ops && d->action_ops && d->action_ops->stop)
 		d->action_ops->stop(d);
 	d->action_ops = ops;
-	d->action = ops ? ops->action : VR_ACTIVE_ACTION_NONE;
+	d->action = ops ? ops->action : VR_DOMAIN_ACTION_NONE;
 }
 
 void vr_domain_set_error(struct vr_domain *d, const char *message)
@@ -305,7 +305,7 @@ uint32_t vr_domain_update_credit(struct vr_domain *d, int64_t now_us, uint64_t s
 		.reclaimed_bytes = policy_reclaimed_bytes(&d->stats),
 	};
 
-	if (d->action != VR_ACTIVE_ACTION_AGENT_RECLAIM) {
+	if (d->action != VR_DOMAIN_ACTION_AGENT_RECLAIM) {
 		vr_fleet_credit_init(&d->credit);
 		return d->credit.credit_permille;
 	}
@@ -334,15 +334,15 @@ gboolean vr_domain_acting(const struct vr_domain *d)
 	if (!d->managed || d->user_paused)
 		return FALSE;
 	switch (d->action) {
-	case VR_ACTIVE_ACTION_AGENT_RECLAIM:
+	case VR_DOMAIN_ACTION_AGENT_RECLAIM:
 		return d->session && vr_agent_session_is_up(d->session) && !d->agent_paused &&
 		       d->policy_sent && d->sent_share_bytes > 0;
-	case VR_ACTIVE_ACTION_BALLOON:
+	case VR_DOMAIN_ACTION_BALLOON:
 		return d->balloon_actual_bytes > 0 &&
 		       d->balloon_actual_bytes < d->info.memory_bytes;
-	case VR_ACTIVE_ACTION_HOST_PAGEOUT:
+	case VR_DOMAIN_ACTION_HOST_PAGEOUT:
 		return d->share_bytes > 0;
-	case VR_ACTIVE_ACTION_NONE:
+	case VR_DOMAIN_ACTION_NONE:
 		break;
 	}
 	return FALSE;
@@ -426,7 +426,7 @@ void vr_domain_fill_status(const struct vr_domain *d, struct vr_domain_status *o
 					   VR_AGENT_STATE_FAILED :
 					   VR_AGENT_STATE_CONNECTING;
 	}
-	out->action = vr_domain_acting(d) ? d->action : VR_ACTIVE_ACTION_NONE;
+	out->action = vr_domain_acting(d) ? d->action : VR_DOMAIN_ACTION_NONE;
 	out->paused = d->user_paused;
 	out->share_bytes = d->share_bytes;
 	out->reclaimed_bytes = d->reclaimed_bytes;

@@ -231,7 +231,7 @@ struct vr_domain {
 	struct vr_agent_session *session;
 	char *qmp_path;
 	struct vr_monitor_worker *monitor;
-	enum vr_active_action action;
+	enum vr_domain_action action;
 	uint64_t balloon_actual_bytes;
 	uint64_t balloon_target_bytes;
 	struct vr_host_reclaim *host_reclaim;

@@ -50,26 +50,26 @@ void vr_manager_drop_domain(struct vr_manager *m, struct vr_domain *d, const cha
  * agent-reclaim when it has an agent channel, else the balloon when it has
  * one, else host-pageout when this host has an access source for it.
  */
-static enum vr_active_action choose_action(const struct vr_domain_tuning *tuning,
+static enum vr_domain_action choose_action(const struct vr_domain_tuning *tuning,
 					   const struct vr_domain_info *info, char **why)
 {
 	guint a = tuning->actions;
 	g_autoptr(GString) missing = g_string_new(NULL);
 
 	if ((a & VR_DOMAIN_ACTION_AGENT_RECLAIM) && info->agent_socket_path)
-		return VR_ACTIVE_ACTION_AGENT_RECLAIM;
+		return VR_DOMAIN_ACTION_AGENT_RECLAIM;
 	if ((a & VR_DOMAIN_ACTION_BALLOON) && info->memballoon_model &&
 	    strcmp(info->memballoon_model, "none") != 0)
-		return VR_ACTIVE_ACTION_BALLOON;
+		return VR_DOMAIN_ACTION_BALLOON;
 	if (a & VR_DOMAIN_ACTION_HOST_PAGEOUT)
-		return VR_ACTIVE_ACTION_HOST_PAGEOUT;
+		return VR_DOMAIN_ACTION_HOST_PAGEOUT;
 	if (a & VR_DOMAIN_ACTION_AGENT_RECLAIM)
 		g_string_append_printf(missing, "no agent channel (a unix channel named %s)",
 				       VR_DOMAIN_AGENT_CHANNEL);
 	if (a & VR_DOMAIN_ACTION_BALLOON)
 		g_string_append_printf(missing, "%sno balloon device", missing->len ? ", " : "");
 	*why = g_string_free(g_steal_pointer(&missing), FALSE);
-	return VR_ACTIVE_ACTION_NONE;
+	return VR_DOMAIN_ACTION_NONE;
 }
 
 struct vr_manager_lv_call *vr_manager_lv_call_new(struct vr_manager *m, const char *uuid)
@@ -106,9 +106,9 @@ void vr_manager_commit_domain(struct vr_manager *m, struct vr_domain *d,
 	g_autoptr(vr_policy) policy = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autofree char *why = NULL;
-	enum vr_active_action action = choose_action(tuning, info, &why);
+	enum vr_domain_action action = choose_action(tuning, info, &why);
 
-	if (action == VR_ACTIVE_ACTION_NONE) {
+	if (action == VR_DOMAIN_ACTION_NONE) {
 		g_autofree char *a = vr_domain_actions_to_string(tuning->actions);
 		vr_domain_set_unmanaged(d, "its actions (%s) cannot run: %s", a, why);
 		return;
@@ -128,7 +128,7 @@ void vr_manager_commit_domain(struct vr_manager *m, struct vr_domain *d,
 		g_message("%s: managed: policy %s, priority %u, guaranteed %" G_GUINT64_FORMAT
 			  " bytes, actions %s: %s",
 			  d->name, tuning->policy ? tuning->policy : "default", tuning->priority,
-			  tuning->guaranteed_bytes, a, vr_active_action_name(action));
+			  tuning->guaranteed_bytes, a, vr_domain_action_name(action));
 		d->policy_generation++;
 	} else {
 		g_autofree char *old = vr_policy_to_json(d->policy);
@@ -160,7 +160,7 @@ void vr_manager_commit_domain(struct vr_manager *m, struct vr_domain *d,
 		vr_domain_set_unmanaged(d, "%s", error->message);
 		return;
 	}
-	if (d->action == VR_ACTIVE_ACTION_AGENT_RECLAIM && !d->source) {
+	if (d->action == VR_DOMAIN_ACTION_AGENT_RECLAIM && !d->source) {
 		d->source = vr_access_source_new_agent(d->session, vr_domain_agent_timeout_ms(d),
 						       &error);
 		if (!d->source || !vr_access_source_start(d->source, &error)) {

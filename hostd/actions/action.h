@@ -70,7 +70,7 @@ struct vr_action_ctx {
  *		changes, or it is no longer managed); NULL for none.
  */
 struct vr_action_ops {
-	enum vr_active_action action;
+	enum vr_domain_action action;
 	gboolean (*offer)(struct vr_domain *d, const struct vr_action_ctx *ctx,
 			  struct vr_fleet_domain *fd);
 	void (*act)(struct vr_domain *d, const struct vr_action_ctx *ctx);
@@ -84,9 +84,9 @@ extern const struct vr_action_ops vr_action_host_pageout;
 
 /**
  * vr_action_ops_get() - the operations of @action; NULL for
- * VR_ACTIVE_ACTION_NONE (or a value out of the enum).
+ * VR_DOMAIN_ACTION_NONE (or a value out of the enum).
  */
-const struct vr_action_ops *vr_action_ops_get(enum vr_active_action action);
+const struct vr_action_ops *vr_action_ops_get(enum vr_domain_action action);
 
 /**
  * vr_action_window_len_us() - the fleet quota's window (the config's

@@ -261,7 +261,7 @@ static void agent_reclaim_stop(struct vr_domain *d)
 }
 
 const struct vr_action_ops vr_action_agent_reclaim = {
-	.action = VR_ACTIVE_ACTION_AGENT_RECLAIM,
+	.action = VR_DOMAIN_ACTION_AGENT_RECLAIM,
 	.offer = agent_reclaim_offer,
 	.act = agent_reclaim_act,
 	.stop = agent_reclaim_stop,

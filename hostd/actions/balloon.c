@@ -109,7 +109,7 @@ static void balloon_job_done(struct vr_monitor_worker *w, gpointer data, const G
 		vr_domain_monitor_failed(d, error);
 		return;
 	}
-	if (!j->set || !d->managed || d->action != VR_ACTIVE_ACTION_BALLOON)
+	if (!j->set || !d->managed || d->action != VR_DOMAIN_ACTION_BALLOON)
 		return;
 	g_message("%s: balloon target %" G_GUINT64_FORMAT " MiB (was %" G_GUINT64_FORMAT
 		  " MiB): %s",
@@ -182,7 +182,7 @@ static void balloon_stop(struct vr_domain *d)
 }
 
 const struct vr_action_ops vr_action_balloon = {
-	.action = VR_ACTIVE_ACTION_BALLOON,
+	.action = VR_DOMAIN_ACTION_BALLOON,
 	.offer = balloon_offer,
 	.act = balloon_act,
 	.stop = balloon_stop,

@@ -309,7 +309,7 @@ static void ram_map_job_done(struct vr_monitor_worker *w, gpointer data, const G
 
 	(void)w;
 	/* What changed while QEMU was asked wins. */
-	if (!d->managed || d->action != VR_ACTIVE_ACTION_HOST_PAGEOUT || d->host_reclaim ||
+	if (!d->managed || d->action != VR_DOMAIN_ACTION_HOST_PAGEOUT || d->host_reclaim ||
 	    d->pid != j->pid)
 		return;
 	if (!error && domain_finish_host_reclaim(d, j->map, &local))
@@ -453,7 +453,7 @@ static void host_pageout_stop(struct vr_domain *d)
 }
 
 const struct vr_action_ops vr_action_host_pageout = {
-	.action = VR_ACTIVE_ACTION_HOST_PAGEOUT,
+	.action = VR_DOMAIN_ACTION_HOST_PAGEOUT,
 	.offer = host_pageout_offer,
 	.act = host_pageout_act,
 	.stop = host_pageout_stop,

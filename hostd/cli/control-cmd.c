@@ -99,7 +99,7 @@ static void domain_row(const struct vr_domain_status *d, char **cells)
 	cells[4] = d->agent_state == VR_AGENT_STATE_CONNECTED && *backend ?
 			   g_strdup_printf("connected (%s)", backend) :
 			   g_strdup(vr_agent_state_name(d->agent_state));
-	cells[5] = g_strdup(d->paused ? "paused" : vr_active_action_name(d->action));
+	cells[5] = g_strdup(d->paused ? "paused" : vr_domain_action_name(d->action));
 	cells[6] = vrctl_control_format_size(d->reclaimed_bytes);
 	cells[7] = g_strdup_printf("%s / %s", rss, rss_start);
 	cells[8] = g_strdup_printf("%" G_GUINT64_FORMAT, (guint64)d->qt_exceeds);

@@ -410,7 +410,7 @@ enum field_kind {
 	FIELD_UINT,	   /* guint in 0..max */
 	FIELD_BOOL,	   /* gboolean */
 	FIELD_AGENT_STATE, /* enum vr_agent_state, by name */
-	FIELD_ACTION,	   /* enum vr_active_action, by name */
+	FIELD_ACTION,	   /* enum vr_domain_action, by name */
 };
 
 /**
@@ -517,8 +517,8 @@ static struct json_object *fields_to_json(const struct field *fields, guint nr, 
 				vr_agent_state_name(*(const enum vr_agent_state *)(const void *)p));
 			break;
 		case FIELD_ACTION:
-			v = json_object_new_string(vr_active_action_name(
-				*(const enum vr_active_action *)(const void *)p));
+			v = json_object_new_string(vr_domain_action_name(
+				*(const enum vr_domain_action *)(const void *)p));
 			break;
 		}
 		json_object_object_add(obj, f->name, v);
@@ -582,7 +582,7 @@ static gboolean read_field(struct json_object *obj, const char *path, const stru
 	case FIELD_ACTION:
 		if (!get_string(v, mpath, &s, &n, VR_CONTROL_ERROR_FAILED, error))
 			return FALSE;
-		if (!vr_active_action_from_name(s, (enum vr_active_action *)(void *)p))
+		if (!vr_domain_action_from_name(s, (enum vr_domain_action *)(void *)p))
 			return bad_reply(error, mpath,
 					 "expected none, agent-reclaim, host-pageout or balloon");
 		return TRUE;

@@ -36,35 +36,18 @@ gboolean vr_domain_xml_set_error(GError **error, int code, const char *fmt, ...)
 
 /* ---- actions ---- */
 
-static const struct {
-	enum vr_domain_action action;
-	const char *name;
-} action_names[] = {
-	{ VR_DOMAIN_ACTION_AGENT_RECLAIM, "agent-reclaim" },
-	{ VR_DOMAIN_ACTION_HOST_PAGEOUT, "host-pageout" },
-	{ VR_DOMAIN_ACTION_BALLOON, "balloon" },
-};
-
 #define ACTIONS_EXPECTED "one or more of agent-reclaim, host-pageout, balloon"
-
-const char *vr_domain_action_name(enum vr_domain_action action)
-{
-	for (guint i = 0; i < G_N_ELEMENTS(action_names); i++)
-		if (action_names[i].action == action)
-			return action_names[i].name;
-	return NULL;
-}
 
 char *vr_domain_actions_to_string(guint actions)
 {
 	g_autoptr(GString) s = g_string_new("");
 
-	for (guint i = 0; i < G_N_ELEMENTS(action_names); i++) {
-		if (!(actions & action_names[i].action))
+	for (guint bit = 1; bit & VR_DOMAIN_ACTIONS_ALL; bit <<= 1) {
+		if (!(actions & bit))
 			continue;
 		if (s->len)
 			g_string_append_c(s, ' ');
-		g_string_append(s, action_names[i].name);
+		g_string_append(s, vr_domain_action_name((enum vr_domain_action)bit));
 	}
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
@@ -240,14 +223,11 @@ gboolean vr_domain_actions_parse(const char *what, const char *text, const char 
 	guint set = 0;
 
 	for (char **t = tokens; *t; t++) {
-		guint bit = 0;
+		enum vr_domain_action bit = VR_DOMAIN_ACTION_NONE;
 
 		if (!**t)
 			continue;
-		for (guint i = 0; i < G_N_ELEMENTS(action_names); i++)
-			if (strcmp(action_names[i].name, *t) == 0)
-				bit = action_names[i].action;
-		if (!bit)
+		if (!vr_domain_action_from_name(*t, &bit) || bit == VR_DOMAIN_ACTION_NONE)
 			return invalid(error, "%s: unknown action '%s' (expected %s)", what, *t,
 				       ACTIONS_EXPECTED);
 		if (set & bit)

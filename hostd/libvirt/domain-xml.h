@@ -17,6 +17,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "domain-status.h" /* enum vr_domain_action */
 #include "policy.h"
 
 #define VR_DOMAIN_XML_ERROR (vr_domain_xml_error_quark())
@@ -75,28 +76,6 @@ enum vr_domain_xml_error {
 
 /* sun_path holds 108 bytes with the terminating NUL. */
 #define VR_DOMAIN_SOCKET_PATH_MAX 107
-
-/**
- * enum vr_domain_action - how vreclaim may take memory from a domain (a set:
- * the values are bits).
- * @VR_DOMAIN_ACTION_AGENT_RECLAIM: the guest agent reclaims cold memory in
- *				    the guest ("agent-reclaim").
- * @VR_DOMAIN_ACTION_HOST_PAGEOUT:  the host pages out cold guest memory from
- *				    the QEMU process ("host-pageout").
- * @VR_DOMAIN_ACTION_BALLOON:	    the balloon shrinks the guest ("balloon").
- */
-enum vr_domain_action {
-	VR_DOMAIN_ACTION_AGENT_RECLAIM = 1 << 0,
-	VR_DOMAIN_ACTION_HOST_PAGEOUT = 1 << 1,
-	VR_DOMAIN_ACTION_BALLOON = 1 << 2,
-};
-#define VR_DOMAIN_ACTIONS_ALL                                                                      \
-	(VR_DOMAIN_ACTION_AGENT_RECLAIM | VR_DOMAIN_ACTION_HOST_PAGEOUT | VR_DOMAIN_ACTION_BALLOON)
-/* The default: only what the guest does itself, the least intrusive. */
-#define VR_DOMAIN_ACTIONS_DEFAULT VR_DOMAIN_ACTION_AGENT_RECLAIM
-
-/** vr_domain_action_name() - "agent-reclaim", "host-pageout", "balloon"; NULL for others. */
-const char *vr_domain_action_name(enum vr_domain_action action);
 
 /**
  * vr_domain_actions_to_string() - the set @actions (bits of enum

@@ -39,7 +39,7 @@ static void fleet_init(void)
 	web->agent_state = VR_AGENT_STATE_CONNECTED;
 	g_strlcpy(web->agent_version, "0.1.0", sizeof(web->agent_version));
 	g_strlcpy(web->agent_backend, "damon", sizeof(web->agent_backend));
-	web->action = VR_ACTIVE_ACTION_AGENT_RECLAIM;
+	web->action = VR_DOMAIN_ACTION_AGENT_RECLAIM;
 	web->share_bytes = 64 * MIB;
 	web->reclaimed_bytes = GIB;
 	web->rss_start_bytes = 2 * GIB + 512 * MIB;

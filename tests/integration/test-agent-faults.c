@@ -260,7 +260,7 @@ static struct vr_domain_status status_now(const char *name)
 
 static bool served(const struct vr_domain_status *st)
 {
-	return st->managed && st->action == VR_ACTIVE_ACTION_AGENT_RECLAIM &&
+	return st->managed && st->action == VR_DOMAIN_ACTION_AGENT_RECLAIM &&
 	       st->agent_state == VR_AGENT_STATE_CONNECTED;
 }
 

@@ -218,13 +218,13 @@ static guint served(GString *others)
 
 		if (!g_str_has_prefix(st->name, "fleet-"))
 			continue;
-		if (st->managed && st->action == VR_ACTIVE_ACTION_AGENT_RECLAIM &&
+		if (st->managed && st->action == VR_DOMAIN_ACTION_AGENT_RECLAIM &&
 		    st->agent_state == VR_AGENT_STATE_CONNECTED)
 			n++;
 		else
 			g_string_append_printf(others, "%s (managed %d, action %s, agent %s: %s) ",
 					       st->name, st->managed,
-					       vr_active_action_name(st->action),
+					       vr_domain_action_name(st->action),
 					       vr_agent_state_name(st->agent_state), st->reason);
 	}
 	return n;

@@ -536,7 +536,7 @@ Test(vreclaimd, lists_every_running_domain)
 				 st->uuid);
 		cr_assert_eq(st->agent_state, VR_AGENT_STATE_NONE,
 			     "%s: expected no agent session for an unmanaged domain", st->name);
-		cr_assert_eq(st->action, VR_ACTIVE_ACTION_NONE, "%s: expected no action", st->name);
+		cr_assert_eq(st->action, VR_DOMAIN_ACTION_NONE, "%s: expected no action", st->name);
 	}
 }
 
@@ -930,9 +930,9 @@ static void expect_fake_entry(const struct vr_domain_status *st, guint priority)
 		     vr_agent_state_name(st->agent_state));
 	/* Without an agent the guest's free memory is unknown: the balloon
 	 * stays as it is (actual = the whole guest), so nothing acts. */
-	cr_assert_eq(st->action, VR_ACTIVE_ACTION_NONE,
+	cr_assert_eq(st->action, VR_DOMAIN_ACTION_NONE,
 		     "expected no action (a blind balloon never inflates), got %s",
-		     vr_active_action_name(st->action));
+		     vr_domain_action_name(st->action));
 	cr_assert_eq(st->reclaimed_bytes, 0, "expected nothing reclaimed, got %" G_GUINT64_FORMAT,
 		     st->reclaimed_bytes);
 	cr_assert_gt(st->rss_bytes, 0, "expected the fake QEMU's resident size from its /proc");

@@ -243,7 +243,7 @@ Test(domain_credit, an_agent_domain_that_claims_nothing_is_cut_to_the_floor)
 {
 	g_autoptr(vr_domain) d = guest_512m();
 
-	d->action = VR_ACTIVE_ACTION_AGENT_RECLAIM;
+	d->action = VR_DOMAIN_ACTION_AGENT_RECLAIM;
 	d->rss_bytes = 512 * MIB;
 	d->share_bytes = 32 * MIB;
 	for (int64_t t = 0; t < 60; t++)
@@ -252,7 +252,7 @@ Test(domain_credit, an_agent_domain_that_claims_nothing_is_cut_to_the_floor)
 		     d->credit.credit_permille);
 	cr_assert_eq(d->credit.verdict, VR_FLEET_CREDIT_IDLE);
 	cr_assert_eq(d->credit.trust_permille, VR_FLEET_CREDIT_FULL_PERMILLE);
-	d->action = VR_ACTIVE_ACTION_BALLOON;
+	d->action = VR_DOMAIN_ACTION_BALLOON;
 	cr_assert_eq(vr_domain_update_credit(d, 60 * S, S), VR_FLEET_CREDIT_FULL_PERMILLE,
 		     "the balloon is the host's own doing: full credit");
 }

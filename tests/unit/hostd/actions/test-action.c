@@ -48,26 +48,26 @@ static void ctx_init(struct vr_action_ctx *ctx, const struct vr_daemon_config *c
 
 Test(action_table, one_ops_per_action)
 {
-	const enum vr_active_action all[] = {
-		VR_ACTIVE_ACTION_AGENT_RECLAIM,
-		VR_ACTIVE_ACTION_HOST_PAGEOUT,
-		VR_ACTIVE_ACTION_BALLOON,
+	const enum vr_domain_action all[] = {
+		VR_DOMAIN_ACTION_AGENT_RECLAIM,
+		VR_DOMAIN_ACTION_HOST_PAGEOUT,
+		VR_DOMAIN_ACTION_BALLOON,
 	};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(all); i++) {
 		const struct vr_action_ops *ops = vr_action_ops_get(all[i]);
 
-		cr_assert_not_null(ops, "%s: expected operations", vr_active_action_name(all[i]));
+		cr_assert_not_null(ops, "%s: expected operations", vr_domain_action_name(all[i]));
 		cr_assert_eq(ops->action, all[i], "%s: its operations say %s",
-			     vr_active_action_name(all[i]), vr_active_action_name(ops->action));
+			     vr_domain_action_name(all[i]), vr_domain_action_name(ops->action));
 		cr_assert(ops->offer && ops->act && ops->stop, "%s: an operation is missing",
-			  vr_active_action_name(all[i]));
+			  vr_domain_action_name(all[i]));
 		for (size_t j = 0; j < i; j++)
 			cr_assert_neq(ops, vr_action_ops_get(all[j]), "%s and %s share operations",
-				      vr_active_action_name(all[i]), vr_active_action_name(all[j]));
+				      vr_domain_action_name(all[i]), vr_domain_action_name(all[j]));
 	}
-	cr_assert_null(vr_action_ops_get(VR_ACTIVE_ACTION_NONE), "none has no operations");
-	cr_assert_null(vr_action_ops_get((enum vr_active_action)99), "99 is no action");
+	cr_assert_null(vr_action_ops_get(VR_DOMAIN_ACTION_NONE), "none has no operations");
+	cr_assert_null(vr_action_ops_get((enum vr_domain_action)99), "99 is no action");
 }
 
 Test(action_state, a_new_action_drops_the_old_ones_state)
@@ -75,15 +75,15 @@ Test(action_state, a_new_action_drops_the_old_ones_state)
 	g_autoptr(vr_domain) d = vr_domain_new("00000000-0000-0000-0000-000000000001", "web1");
 
 	vr_domain_set_action(d, &vr_action_balloon);
-	cr_assert_eq(d->action, VR_ACTIVE_ACTION_BALLOON);
+	cr_assert_eq(d->action, VR_DOMAIN_ACTION_BALLOON);
 	d->balloon_target_bytes = 512 * MIB;
 	vr_domain_set_action(d, &vr_action_balloon);
 	cr_assert_eq(d->balloon_target_bytes, 512 * MIB, "the same action keeps its state");
 	vr_domain_set_action(d, &vr_action_agent_reclaim);
-	cr_assert_eq(d->action, VR_ACTIVE_ACTION_AGENT_RECLAIM);
+	cr_assert_eq(d->action, VR_DOMAIN_ACTION_AGENT_RECLAIM);
 	cr_assert_eq(d->balloon_target_bytes, 0, "the balloon's target goes with the balloon");
 	vr_domain_set_action(d, NULL);
-	cr_assert_eq(d->action, VR_ACTIVE_ACTION_NONE);
+	cr_assert_eq(d->action, VR_DOMAIN_ACTION_NONE);
 	cr_assert_null(d->action_ops);
 }
 
@@ -94,7 +94,7 @@ Test(action_state, unmanaged_drops_the_action)
 	vr_domain_set_action(d, &vr_action_balloon);
 	d->balloon_target_bytes = 256 * MIB;
 	vr_domain_set_unmanaged(d, "test");
-	cr_assert_eq(d->action, VR_ACTIVE_ACTION_NONE);
+	cr_assert_eq(d->action, VR_DOMAIN_ACTION_NONE);
 	cr_assert_null(d->action_ops);
 	cr_assert_eq(d->balloon_target_bytes, 0);
 }
@@ -172,7 +172,7 @@ Test(action_act, host_pageout_without_an_access_source_is_unmanaged)
 	vr_action_host_pageout.act(d, &ctx);
 	cr_assert_not(d->managed, "expected unmanaged");
 	cr_assert_not_null(strstr(d->reason, "access-source is none"), "the reason: %s", d->reason);
-	cr_assert_eq(d->action, VR_ACTIVE_ACTION_NONE);
+	cr_assert_eq(d->action, VR_DOMAIN_ACTION_NONE);
 }
 
 Test(domain_io, no_monitor_without_libvirt)

@@ -91,7 +91,7 @@ static GPtrArray *fleet_new(void)
 	a->agent_state = VR_AGENT_STATE_CONNECTED;
 	g_strlcpy(a->agent_version, "0.1.0", sizeof(a->agent_version));
 	g_strlcpy(a->agent_backend, "damon", sizeof(a->agent_backend));
-	a->action = VR_ACTIVE_ACTION_AGENT_RECLAIM;
+	a->action = VR_DOMAIN_ACTION_AGENT_RECLAIM;
 	a->share_bytes = 64 * MIB;
 	a->reclaimed_bytes = GIB;
 	a->rss_start_bytes = 2 * GIB + 512 * MIB;
