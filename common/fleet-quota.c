@@ -7,8 +7,8 @@
 
 #include <string.h>
 
-#include "agent-region.h"
 #include "fleet-credit.h"
+#include "picture-region.h"
 #include "picture.h"
 
 /* clang-format off */
@@ -20,7 +20,7 @@ static gboolean scheme_has_cold_score(const struct vr_scheme *s)
 	return s->action == VR_ACTION_PAGEOUT || s->action == VR_ACTION_COLD;
 }
 
-gboolean vr_fleet_region_score(const struct vr_agent_region *region,
+gboolean vr_fleet_region_score(const struct vr_picture_region *region,
 			       const struct vr_monitor_attrs *attrs, const struct vr_scheme *scheme,
 			       uint32_t *score)
 {
@@ -60,8 +60,8 @@ gboolean vr_fleet_cold_histogram(const GArray *regions, uint64_t sample_interval
 			      &(struct vr_picture_bound){ .mem_bytes = guest_memory_bytes }, error))
 		return FALSE;
 	for (guint i = 0; i < n; i++) {
-		const struct vr_agent_region *ar =
-			&g_array_index(regions, struct vr_agent_region, i);
+		const struct vr_picture_region *ar =
+			&g_array_index(regions, struct vr_picture_region, i);
 		uint32_t score;
 
 		if (vr_fleet_region_score(ar, &attrs, scheme, &score))

@@ -49,7 +49,7 @@ enum vr_fleet_error {
 /* Adjusted scores go from 0 to this: VR_MAX_SCORE + VR_FLEET_MAX_PRIORITY. */
 #define VR_FLEET_MAX_ADJUSTED_SCORE (VR_MAX_SCORE + VR_FLEET_MAX_PRIORITY)
 
-struct vr_agent_region;
+struct vr_picture_region;
 
 /**
  * vr_fleet_region_score() - does @scheme select the picture region @region,
@@ -69,14 +69,14 @@ struct vr_agent_region;
  * Return: TRUE with *@score when the pattern selects the region; FALSE
  * (*@score untouched) otherwise.
  */
-gboolean vr_fleet_region_score(const struct vr_agent_region *region,
+gboolean vr_fleet_region_score(const struct vr_picture_region *region,
 			       const struct vr_monitor_attrs *attrs, const struct vr_scheme *scheme,
 			       uint32_t *score);
 
 /**
  * vr_fleet_cold_histogram() - the eligible cold bytes of one domain, per cold
  * score.
- * @regions:		the agent's picture: struct vr_agent_region. Untrusted:
+ * @regions:		the agent's picture: struct vr_picture_region. Untrusted:
  *			checked with vr_picture_check() (common/picture.h).
  * @sample_interval_us:	the picture's sampling interval, us, > 0.
  * @aggr_interval_us:	its aggregation interval, us (the bounds of

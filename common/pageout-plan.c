@@ -5,7 +5,7 @@
  */
 #include "pageout-plan.h"
 
-#include "agent-region.h"
+#include "picture-region.h"
 #include "picture.h"
 
 /* Coldest first; ties by address, lower first. Starts are unique (the
@@ -69,8 +69,8 @@ gboolean vr_pageout_plan(const struct vr_proto_regions *picture, const struct vr
 	n = picture->regions ? picture->regions->len : 0;
 	plan = g_array_sized_new(FALSE, FALSE, sizeof(struct vr_pageout_range), n);
 	for (guint i = 0; i < n; i++) {
-		const struct vr_agent_region *ar =
-			&g_array_index(picture->regions, struct vr_agent_region, i);
+		const struct vr_picture_region *ar =
+			&g_array_index(picture->regions, struct vr_picture_region, i);
 		struct vr_pageout_range r = { 0 };
 
 		if (!vr_fleet_region_score(ar, &attrs, scheme, &r.score) ||

@@ -36,7 +36,7 @@ struct vr_pageout_range {
 /**
  * vr_pageout_plan() - the guest-physical ranges to page out this window.
  * @picture:		the guest's access picture (struct vr_proto_regions of
- *			struct vr_agent_region: guest-physical, sorted, not
+ *			struct vr_picture_region: guest-physical, sorted, not
  *			overlapping; NULL regions for none). Untrusted: checked
  *			with vr_picture_check(). Borrowed.
  * @scheme:		the domain's scheme; its action must be pageout. Its

@@ -39,9 +39,9 @@ static gboolean check_intervals(uint64_t sample_interval_us, uint64_t aggr_inter
 
 /* Checks region @i against the one before it (@prev, NULL for the first), the
  * access count bound and the guest's physical end (0: none). */
-static gboolean check_region(const struct vr_agent_region *r, const struct vr_agent_region *prev,
-			     guint i, uint64_t max_nr_accesses, uint64_t phys_end_bytes,
-			     GError **error)
+static gboolean check_region(const struct vr_picture_region *r,
+			     const struct vr_picture_region *prev, guint i,
+			     uint64_t max_nr_accesses, uint64_t phys_end_bytes, GError **error)
 {
 	if (r->end <= r->start) {
 		g_set_error(error, VR_PICTURE_ERROR, VR_PICTURE_ERROR_EMPTY,
@@ -91,8 +91,8 @@ gboolean vr_picture_check(const GArray *regions, uint64_t sample_interval_us,
 	}
 	max_nr_accesses = aggr_interval_us / sample_interval_us;
 	for (guint i = 0; i < n; i++) {
-		const struct vr_agent_region *r =
-			&g_array_index(regions, struct vr_agent_region, i);
+		const struct vr_picture_region *r =
+			&g_array_index(regions, struct vr_picture_region, i);
 
 		if (!check_region(r, i ? r - 1 : NULL, i, max_nr_accesses,
 				  bound ? bound->phys_end_bytes : 0, error))

@@ -3,7 +3,7 @@
  * The rules of an access picture: the one check every reader of an
  * untrusted picture (a guest agent's get-regions reply, an access source's
  * regions, the pictures the fleet quota and the pageout plan score) runs
- * before using it. A picture is a guest's regions (struct vr_agent_region,
+ * before using it. A picture is a guest's regions (struct vr_picture_region,
  * guest-physical addresses) with the sampling and aggregation intervals they
  * were counted over.
  *
@@ -14,7 +14,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "agent-region.h"
+#include "picture-region.h"
 
 /*
  * The most regions a picture holds: DAMON's own region limit is larger, but
@@ -87,7 +87,7 @@ struct vr_picture_bound {
 
 /**
  * vr_picture_check() - does a picture follow the rules?
- * @regions:		struct vr_agent_region; NULL for none. Untrusted.
+ * @regions:		struct vr_picture_region; NULL for none. Untrusted.
  * @sample_interval_us:	the picture's sampling interval, us: above 0.
  * @aggr_interval_us:	its aggregation interval, us: from
  *			@sample_interval_us to VR_PICTURE_MAX_AGGR_INTERVAL_US,

@@ -608,7 +608,7 @@ static gboolean read_stats(const struct decoder *dec, struct json_object *v, con
 }
 
 static gboolean read_region(const struct decoder *dec, struct json_object *v, const char *path,
-			    struct vr_agent_region *r, GError **error)
+			    struct vr_picture_region *r, GError **error)
 {
 	uint64_t nr_accesses, age;
 
@@ -626,7 +626,7 @@ static gboolean read_region(const struct decoder *dec, struct json_object *v, co
 /* read_region() when all is well (read_uint_fast()); FALSE otherwise, for
  * read_region() to say what is wrong. */
 static gboolean read_region_fast(const struct decoder *dec, struct json_object *v,
-				 struct vr_agent_region *r)
+				 struct vr_picture_region *r)
 {
 	uint64_t nr_accesses, age;
 
@@ -662,10 +662,10 @@ static gboolean read_regions(const struct decoder *dec, struct json_object *v, c
 	if (nr > VR_PROTO_MAX_REGIONS) /* before allocating anything */
 		return vr_proto_invalid(error, rpath, "at most %d regions are allowed (got %zu)",
 					VR_PROTO_MAX_REGIONS, nr);
-	r->regions = g_array_sized_new(FALSE, TRUE, sizeof(struct vr_agent_region), (guint)nr);
+	r->regions = g_array_sized_new(FALSE, TRUE, sizeof(struct vr_picture_region), (guint)nr);
 	for (guint i = 0; i < nr; i++) {
 		struct json_object *elem = json_object_array_get_idx(arr, i);
-		struct vr_agent_region reg = { 0 };
+		struct vr_picture_region reg = { 0 };
 
 		/* The region's path only when something is wrong with it. */
 		if (!read_region_fast(dec, elem, &reg)) {

@@ -257,8 +257,8 @@ static struct json_object *regions_to_json(const struct vr_proto_regions *r)
 	add_uint(obj, "sample_interval_us", r->sample_interval_us);
 	add_uint(obj, "aggr_interval_us", r->aggr_interval_us);
 	for (guint i = 0; r->regions && i < r->regions->len; i++) {
-		const struct vr_agent_region *reg =
-			&g_array_index(r->regions, struct vr_agent_region, i);
+		const struct vr_picture_region *reg =
+			&g_array_index(r->regions, struct vr_picture_region, i);
 		struct json_object *o = json_object_new_object();
 
 		add_uint(o, "start", reg->start);

@@ -362,8 +362,9 @@ gboolean vr_proto_stats_validate(const struct vr_agent_stats *s, const char *pat
 			     "swap_total_bytes", error);
 }
 
-static gboolean region_validate(const struct vr_agent_region *r, const struct vr_agent_region *prev,
-				uint64_t max_nr_accesses, const char *path, GError **error)
+static gboolean region_validate(const struct vr_picture_region *r,
+				const struct vr_picture_region *prev, uint64_t max_nr_accesses,
+				const char *path, GError **error)
 {
 	g_autofree char *spath = vr_json_path_member(path, "start");
 	g_autofree char *epath = vr_json_path_member(path, "end");
@@ -396,7 +397,7 @@ static gboolean region_validate(const struct vr_agent_region *r, const struct vr
 
 /* Whether region_validate() would take @r: checked without building the
  * paths its messages need (a picture has up to 512 regions). */
-static gboolean region_ok(const struct vr_agent_region *r, const struct vr_agent_region *prev,
+static gboolean region_ok(const struct vr_picture_region *r, const struct vr_picture_region *prev,
 			  uint64_t max_nr_accesses)
 {
 	return r->start <= VR_PROTO_MAX_INT && r->end <= VR_PROTO_MAX_INT && r->end > r->start &&
@@ -420,8 +421,8 @@ gboolean vr_proto_regions_validate(const struct vr_proto_regions *r, const char 
 					VR_PROTO_MAX_REGIONS, n);
 	max_nr_accesses = r->aggr_interval_us / r->sample_interval_us;
 	for (guint i = 0; i < n; i++) {
-		const struct vr_agent_region *reg =
-			&g_array_index(r->regions, struct vr_agent_region, i);
+		const struct vr_picture_region *reg =
+			&g_array_index(r->regions, struct vr_picture_region, i);
 		g_autofree char *ipath = NULL;
 
 		if (region_ok(reg, i ? reg - 1 : NULL, max_nr_accesses))

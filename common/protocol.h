@@ -25,7 +25,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "agent-region.h"
+#include "picture-region.h"
 #include "policy.h"
 
 /* The protocol version this code speaks: the "vreclaim" member of every message. */
@@ -351,7 +351,7 @@ struct vr_agent_stats {
  * picture.
  * @sample_interval_us:	the sampling interval of the picture, in us, > 0.
  * @aggr_interval_us:	its aggregation interval, in us, >= the sampling one.
- * @regions:		struct vr_agent_region, owned; at most
+ * @regions:		struct vr_picture_region, owned; at most
  *			VR_PROTO_MAX_REGIONS, sorted by address, not
  *			overlapping, each start < end, nr_accesses <=
  *			@aggr_interval_us / @sample_interval_us. NULL encodes

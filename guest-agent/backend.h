@@ -20,8 +20,8 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "agent-region.h"
 #include "kernel-file.h" /* struct vr_agent_paths, VR_AGENT_ERROR */
+#include "picture-region.h"
 #include "policy.h"
 
 /**
@@ -64,7 +64,7 @@ void vr_backend_stats_add(struct vr_backend_stats *to, const struct vr_backend_s
  * @tick:	periodic work at @now_us (monotonic); returns the delay in
  *		microseconds until the backend wants its next tick.
  * @read_stats:	cumulative stats.
- * @read_regions: append at most @max struct vr_agent_region to @out,
+ * @read_regions: append at most @max struct vr_picture_region to @out,
  *		guest-physical order; a backend without a picture appends none.
  * @close:	stop everything the backend started and free it.
  */

@@ -194,7 +194,7 @@ static char *serve_get_regions(struct vr_agent *agent, uint32_t id, guint max)
 	g_auto(vr_proto_regions) regions = {
 		.sample_interval_us = agent->policy->attrs.sample_interval_us,
 		.aggr_interval_us = agent->policy->attrs.aggr_interval_us,
-		.regions = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region)),
+		.regions = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region)),
 	};
 	g_autoptr(GError) error = NULL;
 	if (!agent->ops->read_regions(agent->backend, max, regions.regions, &error))
@@ -208,7 +208,7 @@ static char *serve_get_regions(struct vr_agent *agent, uint32_t id, guint max)
  * picture: its memory bound is the protocol's; the host checks the guest's. */
 static char *serve_get_cold_hist(struct vr_agent *agent, uint32_t id)
 {
-	g_autoptr(GArray) regions = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) regions = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	const struct vr_scheme *s = vr_fleet_pageout_scheme(agent->hist_policy);
 	struct vr_proto_cold_hist hist = {
 		.generation = agent->hist_generation,

@@ -55,7 +55,7 @@ gboolean vr_damon_sysfs_read_stats(const struct vr_agent_paths *paths, struct vr
 
 /* A tried region and the folder it came from (for messages). */
 struct tried_region {
-	struct vr_agent_region r;
+	struct vr_picture_region r;
 	uint64_t dir_index;
 };
 
@@ -165,7 +165,7 @@ gboolean vr_damon_sysfs_read_tried_regions(const struct vr_agent_paths *paths, g
 	g_autofree char *sdir = sub_index(schemes, scheme);
 	g_autofree char *dir = g_build_filename(sdir, "tried_regions", NULL);
 	g_autoptr(GArray) tried = g_array_new(FALSE, FALSE, sizeof(struct tried_region));
-	g_autoptr(GArray) regions = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) regions = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) clear_error = NULL;
 	gboolean ok;
 
@@ -354,8 +354,8 @@ void vr_damon_regions_merge(GArray *regions, guint max)
 	groups = g_new0(struct group, n);
 	heap = g_array_sized_new(FALSE, FALSE, sizeof(struct candidate), n);
 	for (guint i = 0; i < n; i++) {
-		const struct vr_agent_region *r =
-			&g_array_index(regions, struct vr_agent_region, i);
+		const struct vr_picture_region *r =
+			&g_array_index(regions, struct vr_picture_region, i);
 		double bytes = (double)(r->end - r->start);
 
 		groups[i] = (struct group){
@@ -397,12 +397,13 @@ void vr_damon_regions_merge(GArray *regions, guint max)
 
 		if (!g->alive)
 			continue;
-		g_array_index(regions, struct vr_agent_region, out++) = (struct vr_agent_region){
-			.start = g->start,
-			.end = g->end,
-			.nr_accesses = group_accesses(g),
-			.age = group_age(g),
-		};
+		g_array_index(regions, struct vr_picture_region, out++) =
+			(struct vr_picture_region){
+				.start = g->start,
+				.end = g->end,
+				.nr_accesses = group_accesses(g),
+				.age = group_age(g),
+			};
 	}
 	g_array_set_size(regions, out);
 }

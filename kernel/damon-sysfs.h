@@ -33,9 +33,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent-region.h"
 #include "kernel-file.h"
 #include "monitor.h"
+#include "picture-region.h"
 #include "policy.h"
 #include "scheme.h"
 
@@ -442,7 +442,7 @@ gboolean vr_damon_sysfs_read_stats(const struct vr_agent_paths *paths, struct vr
  * the last apply pass: state "update_schemes_tried_regions", read
  * schemes/@scheme/tried_regions/N/{start,end,nr_accesses,age}, then state
  * "clear_schemes_tried_regions" (also after a failed read). Appends at most
- * @max struct vr_agent_region to @out, sorted by start; more regions are
+ * @max struct vr_picture_region to @out, sorted by start; more regions are
  * merged with vr_damon_regions_merge(), never truncated. A number file that
  * does not hold a number, an empty or overlapping region, is an error
  * naming the file.
@@ -452,7 +452,7 @@ gboolean vr_damon_sysfs_read_tried_regions(const struct vr_agent_paths *paths, g
 
 /**
  * vr_damon_regions_merge() - reduce the sorted, disjoint @regions (struct
- * vr_agent_region) to at most @max by merging neighbours, most alike first:
+ * vr_picture_region) to at most @max by merging neighbours, most alike first:
  * adjacent pairs before pairs across a hole (a merge across a hole covers
  * it, which only happens when the holes alone outnumber @max), then the
  * smallest nr_accesses difference, then the smallest age difference (in

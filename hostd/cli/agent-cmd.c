@@ -254,8 +254,8 @@ static void print_reply(const struct vr_proto_message *m)
 		g_print("%-18s %-18s %10s %11s %8s\n", "start", "end", "size", "nr_accesses",
 			"age");
 		for (guint i = 0; r->regions && i < r->regions->len; i++) {
-			const struct vr_agent_region *g =
-				&g_array_index(r->regions, struct vr_agent_region, i);
+			const struct vr_picture_region *g =
+				&g_array_index(r->regions, struct vr_picture_region, i);
 			g_autofree char *size =
 				g_format_size_full(g->end - g->start, G_FORMAT_SIZE_IEC_UNITS);
 			g_print("0x%016" G_GINT64_MODIFIER "x 0x%016" G_GINT64_MODIFIER

@@ -130,7 +130,7 @@ static uint64_t entry_gpa_end(const void *base, guint i)
 
 static uint64_t region_end(const void *base, guint i)
 {
-	return ((const struct vr_agent_region *)base)[i].end;
+	return ((const struct vr_picture_region *)base)[i].end;
 }
 
 /* Index of the first of @nr sorted, disjoint elements at @base that ends
@@ -233,7 +233,7 @@ gboolean vr_ram_map_translate(const struct vr_ram_range *map, guint nr_map,
 
 static gint region_start_cmp(gconstpointer a, gconstpointer b)
 {
-	const struct vr_agent_region *x = a, *y = b;
+	const struct vr_picture_region *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
 }
@@ -242,12 +242,12 @@ void vr_ram_map_to_guest(const struct vr_ram_range *map, guint nr_map, const GAr
 			 uint32_t max_nr_accesses, GArray *out)
 {
 	g_autofree struct vr_ram_range *by_hva = NULL;
-	const struct vr_agent_region *regions;
+	const struct vr_picture_region *regions;
 	guint first = out->len;
 
 	if (nr_map == 0 || hva_regions->len == 0)
 		return;
-	regions = (const struct vr_agent_region *)hva_regions->data;
+	regions = (const struct vr_picture_region *)hva_regions->data;
 	by_hva = g_memdup2(map, nr_map * sizeof(*map));
 	qsort(by_hva, nr_map, sizeof(*by_hva), hva_cmp);
 	for (guint m = 0; m < nr_map; m++) {
@@ -256,10 +256,10 @@ void vr_ram_map_to_guest(const struct vr_ram_range *map, guint nr_map, const GAr
 
 		for (guint i = first_ending_after(regions, hva_regions->len, region_end, ram->hva);
 		     i < hva_regions->len && regions[i].start < hva_end; i++) {
-			const struct vr_agent_region *r = &regions[i];
+			const struct vr_picture_region *r = &regions[i];
 			uint64_t start = MAX(r->start, ram->hva);
 			uint64_t end = MIN(r->end, hva_end);
-			struct vr_agent_region piece = {
+			struct vr_picture_region piece = {
 				.start = ram->gpa + (start - ram->hva),
 				.end = ram->gpa + (end - ram->hva),
 				.nr_accesses = MIN(r->nr_accesses, max_nr_accesses),
@@ -271,6 +271,6 @@ void vr_ram_map_to_guest(const struct vr_ram_range *map, guint nr_map, const GAr
 	}
 	/* Only the appended part: the entries were visited in hva order. */
 	if (out->len > first)
-		qsort(out->data + (gsize)first * sizeof(struct vr_agent_region), out->len - first,
-		      sizeof(struct vr_agent_region), region_start_cmp);
+		qsort(out->data + (gsize)first * sizeof(struct vr_picture_region), out->len - first,
+		      sizeof(struct vr_picture_region), region_start_cmp);
 }

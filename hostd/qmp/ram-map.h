@@ -13,8 +13,8 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "agent-region.h"
 #include "monitor.h" /* struct vr_range */
+#include "picture-region.h"
 
 /**
  * struct vr_ram_range - one contiguous piece of guest RAM.
@@ -95,11 +95,11 @@ gboolean vr_ram_map_translate(const struct vr_ram_range *map, guint nr_map,
  * addresses) as guest-physical regions: the other direction of
  * vr_ram_map_translate().
  * @map, @nr_map:	the RAM map, valid (vr_ram_map_validate()).
- * @hva_regions:	struct vr_agent_region in the process's host-virtual
+ * @hva_regions:	struct vr_picture_region in the process's host-virtual
  *			addresses, sorted by start and disjoint (a DAMON
  *			vaddr picture).
  * @max_nr_accesses:	each region's nr_accesses is capped to this.
- * @out:		struct vr_agent_region; the guest regions are appended,
+ * @out:		struct vr_picture_region; the guest regions are appended,
  *			sorted by guest-physical address among themselves,
  *			not merged.
  *

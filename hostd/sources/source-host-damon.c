@@ -137,8 +137,8 @@ static gboolean host_damon_start(void *priv, GError **error)
 static gboolean host_damon_get_regions(void *priv, struct vr_proto_regions *out, GError **error)
 {
 	struct host_damon *hd = priv;
-	g_autoptr(GArray) hva = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-	g_autoptr(GArray) gpa = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) hva = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
+	g_autoptr(GArray) gpa = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) local = NULL;
 
 	if (!vr_damon_sysfs_read_tried_regions(&hd->paths, VR_DAMON_STAT_SCHEME,

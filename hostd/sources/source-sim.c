@@ -21,7 +21,7 @@
  * @seed:	seed of the monitor's random choices.
  * @has_epoch:	whether @epoch_ns is set (at the first start).
  * @epoch_ns:	clock time of the guest's time 0, in ns.
- * @picture:	the last aggregated snapshot (struct vr_agent_region; owned);
+ * @picture:	the last aggregated snapshot (struct vr_picture_region; owned);
  *		empty until the first aggregation after a start.
  */
 struct sim_source {
@@ -56,7 +56,7 @@ static void take_snapshot(const struct vr_ctx *ctx, uint64_t now_us G_GNUC_UNUSE
 	g_array_set_size(ss->picture, 0);
 	for (guint i = 0; i < vr_target_nr_regions(t); i++) {
 		const struct vr_region *r = vr_target_region(t, i);
-		struct vr_agent_region a = {
+		struct vr_picture_region a = {
 			.start = r->start,
 			.end = r->end,
 			.nr_accesses = r->nr_accesses,
@@ -202,7 +202,7 @@ struct vr_access_source *vr_access_source_new_sim(const struct vr_sim_source_con
 	ss->attrs = *attrs;
 	ss->clock = *clock;
 	ss->seed = cfg->seed;
-	ss->picture = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	ss->picture = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	return vr_access_source_new(&sim_ops, ss);
 }
 

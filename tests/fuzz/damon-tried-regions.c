@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g_auto(GStrv) lines = vr_fuzz_split(data, size, VR_FUZZ_MAX_REGIONS + 1);
 	g_autofree char *admin = NULL;
 	g_autofree char *kdamond = NULL;
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) error = NULL;
 	struct vr_agent_paths paths = { 0 };
 	guint max;
@@ -144,11 +144,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	VR_FUZZ_CHECK(out->len <= max, "%u regions where %u were asked for", out->len, max);
 	for (guint i = 0; i < out->len; i++) {
-		const struct vr_agent_region *r = &g_array_index(out, struct vr_agent_region, i);
+		const struct vr_picture_region *r =
+			&g_array_index(out, struct vr_picture_region, i);
 
 		VR_FUZZ_CHECK(r->start < r->end, "region %u is empty", i);
 		if (i > 0)
-			VR_FUZZ_CHECK(g_array_index(out, struct vr_agent_region, i - 1).end <=
+			VR_FUZZ_CHECK(g_array_index(out, struct vr_picture_region, i - 1).end <=
 					      r->start,
 				      "regions %u and %u overlap or are out of order", i - 1, i);
 	}

@@ -697,13 +697,13 @@ static void agent_picture(const struct domain *d, guint max, struct vr_proto_reg
 
 	r->sample_interval_us = SAMPLE_US;
 	r->aggr_interval_us = AGGR_US;
-	r->regions = g_array_sized_new(FALSE, FALSE, sizeof(struct vr_agent_region), n);
+	r->regions = g_array_sized_new(FALSE, FALSE, sizeof(struct vr_picture_region), n);
 	for (guint i = 0; i < n; i++) {
 		weights[i] = 1 + mix(d->index, i) % 4;
 		weight += weights[i];
 	}
 	for (guint i = 0; i < n; i++) {
-		struct vr_agent_region reg = { 0 };
+		struct vr_picture_region reg = { 0 };
 		gboolean hot = fault != FAULT_LIE && mix(d->index ^ epoch, i + 1000) % 4 == 0;
 
 		acc += weights[i];

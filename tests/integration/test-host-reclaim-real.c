@@ -40,8 +40,8 @@
 
 #include "../unit/test-messages.h"
 #include "actions/host-pageout.h"
-#include "agent-region.h"
 #include "fleet-quota.h"
+#include "picture-region.h"
 #include "picture.h"
 #include "process-pageout.h"
 #include "qmp/ram-map.h"
@@ -224,7 +224,7 @@ ParameterizedTestParameters(host_reclaim_real, cold_half_leaves_memory)
 
 ParameterizedTest(struct real_case *c, host_reclaim_real, cold_half_leaves_memory)
 {
-	const struct vr_agent_region picture[] = {
+	const struct vr_picture_region picture[] = {
 		{ 0, HALF_BYTES, 20, 6000 },
 		{ HALF_BYTES, HALF_BYTES + 16 * MIB, 0, 100 },
 		{ HALF_BYTES + 16 * MIB, GUEST_BYTES, 0, 6000 },
@@ -319,7 +319,7 @@ ParameterizedTest(struct real_case *c, host_reclaim_real, cold_half_leaves_memor
  * the next coldest resident pages. What is advised is what leaves memory. */
 Test(host_reclaim_real, a_second_step_skips_what_is_in_swap, .timeout = 60)
 {
-	const struct vr_agent_region picture[] = {
+	const struct vr_picture_region picture[] = {
 		{ 0, HALF_BYTES, 20, 6000 },
 		{ HALF_BYTES, HALF_BYTES + 16 * MIB, 0, 100 },
 		{ HALF_BYTES + 16 * MIB, GUEST_BYTES, 0, 6000 },
@@ -398,7 +398,7 @@ ParameterizedTestParameters(host_reclaim_real, qemu_exits)
 
 ParameterizedTest(struct exit_case *c, host_reclaim_real, qemu_exits)
 {
-	const struct vr_agent_region picture[] = {
+	const struct vr_picture_region picture[] = {
 		{ 0, HALF_BYTES, 20, 6000 },
 		{ HALF_BYTES, GUEST_BYTES, 0, 6000 },
 	};
@@ -449,7 +449,7 @@ static struct vr_host_reclaim *reclaim_of_self(struct vr_access_source *src, GEr
 
 Test(host_reclaim, new_starts_the_source_and_free_stops_it)
 {
-	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	const struct vr_picture_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
 	g_autoptr(GError) err = NULL;
 	struct vr_host_reclaim *hr;
 
@@ -465,7 +465,7 @@ Test(host_reclaim, new_starts_the_source_and_free_stops_it)
 
 Test(host_reclaim, a_started_source_is_not_started_again)
 {
-	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	const struct vr_picture_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
 	struct vr_access_source *src = script_new(picture, 1);
 	g_autoptr(vr_host_reclaim) hr = NULL;
 	g_autoptr(GError) err = NULL;
@@ -521,7 +521,7 @@ ParameterizedTestParameters(host_reclaim, new_refuses)
 
 ParameterizedTest(struct new_case *c, host_reclaim, new_refuses)
 {
-	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	const struct vr_picture_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
 	const struct vr_ram_range overlapping[] = {
 		{ .gpa = MIB, .hva = 0x7f0000000000ULL, .size = MIB },
 		{ .gpa = 0, .hva = 0x7f0000100000ULL, .size = 2 * MIB },
@@ -576,8 +576,8 @@ ParameterizedTest(struct new_case *c, host_reclaim, new_refuses)
  * result tells how far the step got. */
 Test(host_reclaim, step_errors_name_the_guest_and_the_stage)
 {
-	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
-	const struct vr_agent_region too_big[] = { { 0, 2 * GIB, 0, 6000 } };
+	const struct vr_picture_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	const struct vr_picture_region too_big[] = { { 0, 2 * GIB, 0, 6000 } };
 	g_autoptr(vr_scheme) scheme = reclaim_scheme();
 	g_autoptr(vr_scheme) thp = vr_scheme_new("thp", VR_ACTION_HUGEPAGE);
 	g_autoptr(vr_host_reclaim) hr = NULL;
@@ -614,7 +614,7 @@ Test(host_reclaim, step_errors_name_the_guest_and_the_stage)
  * wholly in a hole of the RAM map (translated to no host range). */
 Test(host_reclaim, steps_with_nothing_to_page_out)
 {
-	const struct vr_agent_region picture[] = {
+	const struct vr_picture_region picture[] = {
 		{ 0, HALF_BYTES, 20, 6000 },	    /* hot */
 		{ HALF_BYTES, GUEST_BYTES, 0, 20 }, /* too young */
 		{ 512 * MIB, 516 * MIB, 0, 6000 },  /* cold, beyond the map */
@@ -655,7 +655,7 @@ Test(host_reclaim, steps_with_nothing_to_page_out)
 
 Test(host_reclaim, histogram_errors_name_the_guest)
 {
-	const struct vr_agent_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	const struct vr_picture_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
 	g_autoptr(vr_scheme) thp = vr_scheme_new("thp", VR_ACTION_HUGEPAGE);
 	g_autoptr(vr_host_reclaim) hr = NULL;
 	g_autoptr(GError) err = NULL;

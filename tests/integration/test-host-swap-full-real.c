@@ -209,7 +209,7 @@ TestSuite(host_swap_full, .init = setup, .fini = teardown,
 
 Test(host_swap_full, stops_when_full_and_resumes_with_room, .timeout = 60)
 {
-	const struct vr_agent_region picture[] = { { 0, GUEST_BYTES, 0, 6000 } };
+	const struct vr_picture_region picture[] = { { 0, GUEST_BYTES, 0, 6000 } };
 	g_autoptr(vr_scheme) scheme = reclaim_scheme();
 	g_autoptr(vr_host_reclaim) hr = NULL;
 	g_autoptr(vr_domain) d = vr_domain_new("00000000-0000-0000-0000-00000000005a", GUEST_NAME);

@@ -13,7 +13,7 @@
 
 #include <glib.h>
 
-#include "agent-region.h"
+#include "picture-region.h"
 #include "scheme.h"
 #include "sources/access-source.h"
 
@@ -36,7 +36,7 @@ static struct {
 
 /**
  * struct script - a scripted source's private data.
- * @regions:	the picture it gives every time (struct vr_agent_region).
+ * @regions:	the picture it gives every time (struct vr_picture_region).
  * @fail_start, @fail_read: fail start or get-regions, for the error cases.
  */
 struct script {
@@ -98,11 +98,11 @@ static const struct vr_access_source_ops script_ops = {
 };
 
 /* A stopped scripted source giving the @nr @regions. */
-static inline struct vr_access_source *script_new(const struct vr_agent_region *regions, guint nr)
+static inline struct vr_access_source *script_new(const struct vr_picture_region *regions, guint nr)
 {
 	struct script *s = g_new0(struct script, 1);
 
-	s->regions = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
+	s->regions = g_array_new(FALSE, TRUE, sizeof(struct vr_picture_region));
 	g_array_append_vals(s->regions, regions, nr);
 	return vr_access_source_new(&script_ops, s);
 }

@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "agent-region.h"
 #include "fleet-quota.h"
+#include "picture-region.h"
 #include "picture.h"
 #include "test-messages.h"
 
@@ -44,9 +44,9 @@ static struct vr_scheme *reclaim_scheme(void)
 	return s;
 }
 
-static GArray *picture(const struct vr_agent_region *regions, guint nr)
+static GArray *picture(const struct vr_picture_region *regions, guint nr)
 {
-	GArray *a = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
+	GArray *a = g_array_new(FALSE, TRUE, sizeof(struct vr_picture_region));
 
 	g_array_append_vals(a, regions, nr);
 	return a;
@@ -103,7 +103,7 @@ TestSuite(fleet_histogram, .description = "vr_fleet_cold_histogram()");
  */
 Test(fleet_histogram, counts_only_what_the_scheme_selects)
 {
-	const struct vr_agent_region regions[] = {
+	const struct vr_picture_region regions[] = {
 		{ 0, 4 * MIB, 0, 100 },	       { 4 * MIB, 8 * MIB, 3, 100 },
 		{ 8 * MIB, 16 * MIB, 0, 20 },  { 16 * MIB, 32 * MIB, 0, 6000 },
 		{ GIB, GIB + 2 * MIB, 0, 50 },
@@ -126,7 +126,7 @@ Test(fleet_histogram, counts_only_what_the_scheme_selects)
 Test(fleet_histogram, no_weights_put_everything_at_one_score)
 {
 	/* All weights 0: "without prioritization", every region scores 99 - 0. */
-	const struct vr_agent_region regions[] = {
+	const struct vr_picture_region regions[] = {
 		{ 0, 4 * MIB, 0, 60 },
 		{ 4 * MIB, 12 * MIB, 0, 60000 },
 	};
@@ -142,7 +142,7 @@ Test(fleet_histogram, no_weights_put_everything_at_one_score)
 
 Test(fleet_histogram, empty_picture_and_exact_fit)
 {
-	const struct vr_agent_region whole[] = { { 0, 64 * MIB, 0, 1000 } };
+	const struct vr_picture_region whole[] = { { 0, 64 * MIB, 0, 1000 } };
 	g_autoptr(GArray) empty = picture(NULL, 0);
 	g_autoptr(GArray) pic = picture(whole, 1);
 	g_autoptr(vr_scheme) s = reclaim_scheme();
@@ -180,7 +180,7 @@ Test(fleet_histogram, refuses_schemes_without_a_cold_score)
  */
 struct lie_case {
 	char name[48];
-	struct vr_agent_region regions[3];
+	struct vr_picture_region regions[3];
 	guint nr;
 	uint64_t sample_us;
 	uint64_t aggr_us;
@@ -705,8 +705,8 @@ Test(fleet_distribute, refuses_a_priority_out_of_range)
  */
 Test(fleet_distribute, from_pictures)
 {
-	const struct vr_agent_region old_r[] = { { 0, 32 * MIB, 0, 6000 } };
-	const struct vr_agent_region new_r[] = { { 0, 32 * MIB, 0, 100 } };
+	const struct vr_picture_region old_r[] = { { 0, 32 * MIB, 0, 6000 } };
+	const struct vr_picture_region new_r[] = { { 0, 32 * MIB, 0, 100 } };
 	g_autoptr(GArray) old_pic = picture(old_r, 1);
 	g_autoptr(GArray) new_pic = picture(new_r, 1);
 	g_autoptr(vr_scheme) s = reclaim_scheme();

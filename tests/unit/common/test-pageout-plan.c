@@ -21,9 +21,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "agent-region.h"
 #include "fleet-quota.h"
 #include "pageout-plan.h"
+#include "picture-region.h"
 #include "picture.h"
 #include "test-messages.h"
 
@@ -65,12 +65,12 @@ static struct vr_scheme *reclaim_scheme(void)
 
 /* A picture of @nr @regions with the file's intervals; free with
  * vr_proto_regions_clear() (g_auto(vr_proto_regions)). */
-static struct vr_proto_regions picture(const struct vr_agent_region *regions, guint nr)
+static struct vr_proto_regions picture(const struct vr_picture_region *regions, guint nr)
 {
 	struct vr_proto_regions p = {
 		.sample_interval_us = SAMPLE_US,
 		.aggr_interval_us = AGGR_US,
-		.regions = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region)),
+		.regions = g_array_new(FALSE, TRUE, sizeof(struct vr_picture_region)),
 	};
 
 	g_array_append_vals(p.regions, regions, nr);
@@ -125,7 +125,7 @@ TestSuite(pageout_plan, .description = "vr_pageout_plan()");
  */
 struct plan_case {
 	char name[56];
-	struct vr_agent_region regions[6];
+	struct vr_picture_region regions[6];
 	guint nr;
 	uint64_t min_sz;
 	bool no_weights;
@@ -315,7 +315,7 @@ ParameterizedTest(struct plan_case *c, pageout_plan, plans)
  */
 Test(pageout_plan, selects_what_the_histogram_counts)
 {
-	const struct vr_agent_region regions[] = {
+	const struct vr_picture_region regions[] = {
 		{ 0, 4 * MIB, 0, AGE_10S },	     { 4 * MIB, 8 * MIB, 3, AGE_600S },
 		{ 8 * MIB, 16 * MIB, 0, AGE_YOUNG }, { 16 * MIB, 32 * MIB, 0, AGE_600S },
 		{ 32 * MIB, 34 * MIB, 0, AGE_5S },   { 40 * MIB, 41 * MIB, 0, AGE_20S },
@@ -344,7 +344,7 @@ Test(pageout_plan, selects_what_the_histogram_counts)
  */
 Test(pageout_plan, every_quota_is_a_prefix_of_the_full_plan)
 {
-	const struct vr_agent_region regions[] = {
+	const struct vr_picture_region regions[] = {
 		{ 0x1800, 3 * MIB + 0x123, 0, AGE_10S },
 		{ 4 * MIB, 8 * MIB, 0, AGE_600S },
 		{ 8 * MIB, 9 * MIB, 0, AGE_5S },
@@ -405,7 +405,7 @@ Test(pageout_plan, no_regions_array_is_an_empty_picture)
  */
 struct refused_case {
 	char name[48];
-	struct vr_agent_region regions[3];
+	struct vr_picture_region regions[3];
 	guint nr;
 	uint64_t sample_us;
 	uint64_t aggr_us;
@@ -524,7 +524,7 @@ ParameterizedTestParameters(pageout_plan, refuses_schemes_that_are_not_pageout)
 
 ParameterizedTest(struct action_case *c, pageout_plan, refuses_schemes_that_are_not_pageout)
 {
-	const struct vr_agent_region regions[] = { { 0, 4 * MIB, 0, AGE_600S } };
+	const struct vr_picture_region regions[] = { { 0, 4 * MIB, 0, AGE_600S } };
 	g_auto(vr_proto_regions) pic = picture(regions, G_N_ELEMENTS(regions));
 	g_autoptr(vr_scheme) s = reclaim_scheme();
 	g_autoptr(GError) err = NULL;
@@ -542,7 +542,7 @@ ParameterizedTest(struct action_case *c, pageout_plan, refuses_schemes_that_are_
 /* The scheme is refused before the picture is looked at. */
 Test(pageout_plan, a_bad_scheme_is_named_before_a_bad_picture)
 {
-	const struct vr_agent_region regions[] = { { 8 * MIB, 4 * MIB, 0, AGE_600S } };
+	const struct vr_picture_region regions[] = { { 8 * MIB, 4 * MIB, 0, AGE_600S } };
 	g_auto(vr_proto_regions) pic = picture(regions, G_N_ELEMENTS(regions));
 	g_autoptr(vr_scheme) s = vr_scheme_new("thp", VR_ACTION_HUGEPAGE);
 	g_autoptr(GError) err = NULL;

@@ -16,7 +16,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "agent-region.h"
+#include "picture-region.h"
 #include "picture.h"
 #include "test-messages.h"
 
@@ -28,9 +28,9 @@
 
 static const struct vr_picture_bound guest = { .mem_bytes = GIB, .phys_end_bytes = 4 * GIB };
 
-static GArray *regions_of(const struct vr_agent_region *r, guint nr)
+static GArray *regions_of(const struct vr_picture_region *r, guint nr)
 {
-	GArray *a = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	GArray *a = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 
 	g_array_append_vals(a, r, nr);
 	return a;
@@ -42,7 +42,7 @@ TestSuite(picture, .description = "vr_picture_check()");
  * nr_accesses at aggr / sample, adjacent regions. */
 Test(picture, a_valid_picture_passes)
 {
-	const struct vr_agent_region r[] = {
+	const struct vr_picture_region r[] = {
 		{ 0, 512 * MIB, 20, 0 },
 		{ 512 * MIB, 768 * MIB, 0, G_MAXUINT32 },
 		{ 4 * GIB - 256 * MIB, 4 * GIB, 3, 7 },
@@ -63,7 +63,7 @@ Test(picture, a_valid_picture_passes)
  * any guest passes. */
 Test(picture, no_bound_checks_no_guest)
 {
-	const struct vr_agent_region r[] = { { 0, 64 * GIB, 0, 0 } };
+	const struct vr_picture_region r[] = { { 0, 64 * GIB, 0, 0 } };
 	g_autoptr(GArray) pic = regions_of(r, G_N_ELEMENTS(r));
 	g_autoptr(GError) err = NULL;
 
@@ -76,7 +76,7 @@ Test(picture, no_bound_checks_no_guest)
  * memory size (RAM above a hole) passes. */
 Test(picture, no_phys_end_checks_size_only)
 {
-	const struct vr_agent_region r[] = { { 5 * GIB, 5 * GIB + 4096, 0, 0 } };
+	const struct vr_picture_region r[] = { { 5 * GIB, 5 * GIB + 4096, 0, 0 } };
 	const struct vr_picture_bound size_only = { .mem_bytes = GIB };
 	g_autoptr(GArray) pic = regions_of(r, G_N_ELEMENTS(r));
 	g_autoptr(GError) err = NULL;
@@ -98,7 +98,7 @@ struct rule_case {
 	char name[40];
 	uint64_t sample_us;
 	uint64_t aggr_us;
-	struct vr_agent_region regions[3];
+	struct vr_picture_region regions[3];
 	guint nr;
 	int code;
 	char words[64];
@@ -215,11 +215,11 @@ ParameterizedTest(struct rule_case *c, picture, refused)
  * count. */
 Test(picture, too_many_regions)
 {
-	g_autoptr(GArray) pic = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) pic = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
 
 	for (uint64_t i = 0; i <= VR_PICTURE_MAX_REGIONS; i++) {
-		struct vr_agent_region r = { i * 4096, (i + 1) * 4096, 0, 0 };
+		struct vr_picture_region r = { i * 4096, (i + 1) * 4096, 0, 0 };
 
 		g_array_append_val(pic, r);
 	}
@@ -236,7 +236,7 @@ Test(picture, too_many_regions)
  * region's rule does not hide an earlier one's. */
 Test(picture, the_first_broken_rule_is_named)
 {
-	const struct vr_agent_region r[] = {
+	const struct vr_picture_region r[] = {
 		{ 0, 4096, 99, 0 },
 		{ 0, 4096, 0, 0 },
 	};

@@ -171,10 +171,10 @@ static void assert_regions_equal(const struct vr_proto_regions *got,
 	cr_assert_not_null(got->regions, "%s: a decoded reply always has an array", what);
 	EQ(what, "number of regions", got->regions->len, n);
 	for (guint i = 0; i < n; i++) {
-		const struct vr_agent_region *g =
-			&g_array_index(got->regions, struct vr_agent_region, i);
-		const struct vr_agent_region *w =
-			&g_array_index(want->regions, struct vr_agent_region, i);
+		const struct vr_picture_region *g =
+			&g_array_index(got->regions, struct vr_picture_region, i);
+		const struct vr_picture_region *w =
+			&g_array_index(want->regions, struct vr_picture_region, i);
 
 		EQ(what, "regions[].start", g->start, w->start);
 		EQ(what, "regions[].end", g->end, w->end);
@@ -1246,11 +1246,11 @@ Test(proto_reply, reportable_free_bytes_decodes_with_its_flag)
 }
 
 static struct vr_proto_regions regions_of(uint64_t sample, uint64_t aggr,
-					  const struct vr_agent_region *r, guint n)
+					  const struct vr_picture_region *r, guint n)
 {
 	struct vr_proto_regions out = { sample, aggr, NULL };
 
-	out.regions = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
+	out.regions = g_array_new(FALSE, TRUE, sizeof(struct vr_picture_region));
 	g_array_append_vals(out.regions, r, n);
 	return out;
 }
@@ -1261,7 +1261,7 @@ Test(proto_reply, regions_round_trip)
 	 * [0, 4K) [4K, 12K)   [1M, 2M)      three regions, adjacent and apart
 	 *  nr 20    nr 0        nr 7
 	 */
-	static const struct vr_agent_region three[] = {
+	static const struct vr_picture_region three[] = {
 		{ 0, 4096, 20, 3 },
 		{ 4096, 12288, 0, 0 },
 		{ 1 << 20, 2 << 20, 7, UINT32_MAX },
@@ -1293,9 +1293,9 @@ Test(proto_reply, the_largest_regions_reply_fits_a_line)
 	g_auto(vr_proto_message) msg = { 0 };
 	const uint64_t base = VR_PROTO_MAX_INT - (uint64_t)VR_PROTO_MAX_REGIONS * 2 * 4096;
 
-	r.regions = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
+	r.regions = g_array_new(FALSE, TRUE, sizeof(struct vr_picture_region));
 	for (guint i = 0; i < VR_PROTO_MAX_REGIONS; i++) {
-		struct vr_agent_region reg = {
+		struct vr_picture_region reg = {
 			.start = base + (uint64_t)i * 2 * 4096,
 			.end = base + (uint64_t)i * 2 * 4096 + 4096,
 			.nr_accesses = UINT32_MAX,
@@ -1479,8 +1479,8 @@ Test(proto_reply, encoders_replace_invalid_results_by_failed)
 	struct vr_agent_stats more_free = sample_stats();
 	struct vr_agent_stats huge = sample_stats();
 	struct vr_proto_reclaim_result res = { .reclaimed_bytes = UINT64_MAX };
-	static const struct vr_agent_region unsorted[] = { { 8192, 12288, 0, 0 },
-							   { 0, 4096, 0, 0 } };
+	static const struct vr_picture_region unsorted[] = { { 8192, 12288, 0, 0 },
+							     { 0, 4096, 0, 0 } };
 	g_auto(vr_proto_regions) bad_regions = regions_of(5000, 100000, unsorted, 2);
 	g_auto(vr_proto_regions) too_many = regions_of(5000, 100000, NULL, 0);
 	struct {
@@ -1506,7 +1506,8 @@ Test(proto_reply, encoders_replace_invalid_results_by_failed)
 	more_free.mem_free_bytes = more_free.mem_total_bytes + 1;
 	huge.uptime_ms = VR_PROTO_MAX_INT + 1;
 	for (guint i = 0; i < VR_PROTO_MAX_REGIONS + 1; i++) {
-		struct vr_agent_region r = { (uint64_t)i * 4096, (uint64_t)i * 4096 + 4096, 0, 0 };
+		struct vr_picture_region r = { (uint64_t)i * 4096, (uint64_t)i * 4096 + 4096, 0,
+					       0 };
 
 		g_array_append_val(too_many.regions, r);
 	}

@@ -491,7 +491,7 @@ Test(damon_reclaim_module, tick_notices_the_module_disabled_itself)
 Test(damon_reclaim_module, no_regions)
 {
 	g_autoptr(vr_policy) p = profile(NULL);
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
 	gpointer b = open_ok();
 

@@ -25,9 +25,9 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "agent-region.h"
 #include "backend.h"
 #include "memcg.h"
+#include "picture-region.h"
 #include "policy.h"
 #include "test-fake-tree.h"
 #include "test-messages.h"
@@ -461,7 +461,7 @@ Test(memcg_window, cpu_time_of_the_writes)
 
 Test(memcg_window, read_regions_appends_none)
 {
-	g_autoptr(GArray) regions = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) regions = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) error = NULL;
 
 	cr_assert(vr_backend_memcg.read_regions(R.backend, 10, regions, &error), "read_regions");

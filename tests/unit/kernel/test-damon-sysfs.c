@@ -1509,10 +1509,10 @@ static void put_tried(guint scheme, guint dir, uint64_t start, uint64_t end, con
 static void expect_region(const GArray *r, guint i, uint64_t start, uint64_t end, uint32_t nr,
 			  uint32_t age)
 {
-	const struct vr_agent_region *g;
+	const struct vr_picture_region *g;
 
 	cr_assert_lt(i, r->len, "expected at least %u regions, got %u", i + 1, r->len);
-	g = &g_array_index(r, struct vr_agent_region, i);
+	g = &g_array_index(r, struct vr_picture_region, i);
 	cr_expect(g->start == start && g->end == end && g->nr_accesses == nr && g->age == age,
 		  "region %u: expected [%" PRIu64 ", %" PRIu64
 		  ") nr_accesses %u age %u, got [%" PRIu64 ", %" PRIu64 ") %u %u",
@@ -1521,7 +1521,7 @@ static void expect_region(const GArray *r, guint i, uint64_t start, uint64_t end
 
 Test(damon_sysfs, tried_regions_are_read_sorted_and_cleared)
 {
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
 
 	make_tree(&skel_6_12);
@@ -1540,7 +1540,7 @@ Test(damon_sysfs, tried_regions_are_read_sorted_and_cleared)
 
 Test(damon_sysfs, more_tried_regions_than_max_are_merged)
 {
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
 
 	make_tree(&skel_6_12);
@@ -1560,8 +1560,8 @@ Test(damon_sysfs, more_tried_regions_than_max_are_merged)
 
 Test(damon_sysfs, tried_regions_append_to_out)
 {
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-	const struct vr_agent_region first = { 1, 2, 3, 4 };
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
+	const struct vr_picture_region first = { 1, 2, 3, 4 };
 	g_autoptr(GError) err = NULL;
 
 	make_tree(&skel_6_12);
@@ -1575,7 +1575,7 @@ Test(damon_sysfs, tried_regions_append_to_out)
 
 Test(damon_sysfs, garbage_in_a_tried_region_names_the_file)
 {
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
 
 	make_tree(&skel_6_12);
@@ -1590,7 +1590,7 @@ Test(damon_sysfs, garbage_in_a_tried_region_names_the_file)
 
 Test(damon_sysfs, bad_tried_regions)
 {
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) e1 = NULL, e3 = NULL;
 
 	make_tree(&skel_6_12);
@@ -1610,7 +1610,7 @@ Test(damon_sysfs, bad_tried_regions)
  * region wholly inside an earlier one goes. */
 Test(damon_sysfs, overlapping_tried_regions_are_cut)
 {
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
 
 	make_tree(&skel_6_12);
@@ -1620,8 +1620,8 @@ Test(damon_sysfs, overlapping_tried_regions_are_cut)
 	cr_assert(vr_damon_sysfs_read_tried_regions(&paths, 0, 10, out, &err), "%s",
 		  err ? err->message : "");
 	cr_assert_eq(out->len, 2, "two regions left (got %u)", out->len);
-	const struct vr_agent_region *a = &g_array_index(out, struct vr_agent_region, 0);
-	const struct vr_agent_region *b = &g_array_index(out, struct vr_agent_region, 1);
+	const struct vr_picture_region *a = &g_array_index(out, struct vr_picture_region, 0);
+	const struct vr_picture_region *b = &g_array_index(out, struct vr_picture_region, 1);
 	cr_expect(a->start == 0x1000 && a->end == 0x3000, "the first stays whole");
 	cr_expect(b->start == 0x3000 && b->end == 0x5000,
 		  "the second is cut to [0x3000, 0x5000) (got [%#" G_GINT64_MODIFIER
@@ -1631,7 +1631,7 @@ Test(damon_sysfs, overlapping_tried_regions_are_cut)
 
 Test(damon_sysfs, no_tried_regions)
 {
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
 
 	make_tree(&skel_6_12);
@@ -1689,9 +1689,9 @@ Test(damon_merge, proc_stat_parse)
 
 /* ---- merging (pure) ---- */
 
-static GArray *regions_of(const struct vr_agent_region *r, guint n)
+static GArray *regions_of(const struct vr_picture_region *r, guint n)
 {
-	GArray *a = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	GArray *a = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 
 	g_array_append_vals(a, r, n);
 	return a;
@@ -1702,7 +1702,7 @@ static GArray *regions_of(const struct vr_agent_region *r, guint n)
  * max 3 -> |AB 0 age11 |CD 5 age1        |EF 20 age3            |
  * max 2 -> |ABCD 3 age5                   |EF 20 age3            |
  */
-static const struct vr_agent_region six[] = {
+static const struct vr_picture_region six[] = {
 	{ 0, 4 * KIB, 0, 10 },	      { 4 * KIB, 8 * KIB, 0, 12 },   { 8 * KIB, 16 * KIB, 5, 1 },
 	{ 16 * KIB, 20 * KIB, 5, 1 }, { 20 * KIB, 24 * KIB, 20, 3 }, { 24 * KIB, 32 * KIB, 20, 3 },
 };
@@ -1732,7 +1732,7 @@ Test(damon_merge, size_weighted_averages)
 Test(damon_merge, holes_are_merged_over_last)
 {
 	/* |X 0|   hole   |Y 0|Z 9| */
-	const struct vr_agent_region r[] = {
+	const struct vr_picture_region r[] = {
 		{ 0, 4 * KIB, 0, 0 },
 		{ 8 * KIB, 12 * KIB, 0, 0 },
 		{ 12 * KIB, 16 * KIB, 9, 0 },
@@ -1774,12 +1774,12 @@ Test(damon_merge, max_zero_empties)
 Test(damon_merge, many_regions_stay_sorted_and_covering)
 {
 	const guint n = 20000;
-	g_autoptr(GArray) a = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) a = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	uint64_t total_before = 0, total_after = 0, acc_before = 0;
 	guint32 seed = 12345;
 
 	for (guint i = 0; i < n; i++) {
-		struct vr_agent_region r;
+		struct vr_picture_region r;
 
 		seed = seed * 1103515245 + 12345;
 		r.start = (uint64_t)i * 64 * KIB + (i % 97 == 0 ? 4 * KIB : 0);
@@ -1793,17 +1793,17 @@ Test(damon_merge, many_regions_stay_sorted_and_covering)
 	vr_damon_regions_merge(a, 100);
 	cr_assert_eq(a->len, 100);
 	for (guint i = 0; i < a->len; i++) {
-		const struct vr_agent_region *r = &g_array_index(a, struct vr_agent_region, i);
+		const struct vr_picture_region *r = &g_array_index(a, struct vr_picture_region, i);
 
 		cr_assert_lt(r->start, r->end);
 		cr_assert_leq(r->nr_accesses, 20);
 		if (i)
 			cr_assert_geq(r->start,
-				      g_array_index(a, struct vr_agent_region, i - 1).end);
+				      g_array_index(a, struct vr_picture_region, i - 1).end);
 		total_after += r->end - r->start;
 	}
-	cr_expect_eq(g_array_index(a, struct vr_agent_region, 0).start, 4 * KIB);
-	cr_expect_eq(g_array_index(a, struct vr_agent_region, a->len - 1).end,
+	cr_expect_eq(g_array_index(a, struct vr_picture_region, 0).start, 4 * KIB);
+	cr_expect_eq(g_array_index(a, struct vr_picture_region, a->len - 1).end,
 		     (uint64_t)n * 64 * KIB);
 	cr_expect_geq(total_after, total_before, "merged regions cover every part");
 	(void)acc_before;
@@ -2465,7 +2465,7 @@ Test(damon_backend, apply_while_paused_waits_for_resume)
 Test(damon_backend, regions_come_from_the_stat_scheme)
 {
 	g_autoptr(vr_policy) p = profile(NULL);
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
 	gpointer b;
 
@@ -2490,7 +2490,7 @@ Test(damon_backend, regions_come_from_the_stat_scheme)
 Test(damon_backend, tick_notices_a_stopped_kdamond)
 {
 	g_autoptr(vr_policy) p = profile(NULL);
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
 	gpointer b;
 

@@ -149,7 +149,7 @@ static void fake_new(void)
 	fa = g_new0(struct fake_agent, 1);
 	fake_server_init(&fa->srv, "vr-session-XXXXXX", fake_on_request);
 	fa->srv.on_accept = fake_on_accept;
-	fa->regions = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
+	fa->regions = g_array_new(FALSE, TRUE, sizeof(struct vr_picture_region));
 	fa->stats = (struct vr_agent_stats){
 		.backend = "damon",
 		.uptime_ms = 1000,
@@ -423,7 +423,7 @@ struct regions_case {
 	char name[56];
 	uint64_t phys_end;
 	guint nr;
-	struct vr_agent_region regions[3];
+	struct vr_picture_region regions[3];
 	bool lie;
 	uint64_t want_number; /* in the message of a lie */
 };
@@ -472,7 +472,7 @@ static void regions_of_case(const struct regions_case *c, GArray *out)
 ParameterizedTest(struct regions_case *c, session_pure, check_regions)
 {
 	struct vr_agent_session_limits l;
-	g_autoptr(GArray) arr = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
+	g_autoptr(GArray) arr = g_array_new(FALSE, TRUE, sizeof(struct vr_picture_region));
 	struct vr_proto_regions r = { .sample_interval_us = 5000, .aggr_interval_us = 100000 };
 	g_autoptr(GError) err = NULL;
 

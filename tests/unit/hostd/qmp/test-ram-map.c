@@ -361,9 +361,9 @@ Test(ram_map, guest_range_ending_before_it_starts)
 
 /* ---- host to guest: vr_ram_map_to_guest() ---- */
 
-static GArray *regions_of(const struct vr_agent_region *r, size_t nr)
+static GArray *regions_of(const struct vr_picture_region *r, size_t nr)
 {
-	GArray *a = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	GArray *a = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 
 	g_array_append_vals(a, r, (guint)nr);
 	return a;
@@ -382,14 +382,14 @@ Test(ram_map_to_guest, an_alias_appears_at_both_addresses)
 		{ .gpa = 8 * GIB, .hva = HVA_LOW, .size = 4 * MIB },
 		{ .gpa = GIB, .hva = HVA_LOW, .size = 4 * MIB },
 	};
-	const struct vr_agent_region in[] = { { HVA_LOW, HVA_LOW + 4 * MIB, 3, 6 } };
+	const struct vr_picture_region in[] = { { HVA_LOW, HVA_LOW + 4 * MIB, 3, 6 } };
 	g_autoptr(GArray) hva = regions_of(in, G_N_ELEMENTS(in));
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-	const struct vr_agent_region *r;
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
+	const struct vr_picture_region *r;
 
 	vr_ram_map_to_guest(map, G_N_ELEMENTS(map), hva, 20, out);
 	cr_assert_eq(out->len, 2, "expected the region at both guest addresses, got %u", out->len);
-	r = (const struct vr_agent_region *)out->data;
+	r = (const struct vr_picture_region *)out->data;
 	cr_expect_eq(r[0].start, GIB, "sorted by guest address: 1 GiB first");
 	cr_expect_eq(r[0].end, GIB + 4 * MIB);
 	cr_expect_eq(r[1].start, 8 * GIB);
@@ -413,19 +413,19 @@ Test(ram_map_to_guest, parts_outside_ram_are_dropped)
 		{ .gpa = 0, .hva = a, .size = 2 * MIB },
 		{ .gpa = 16 * MIB, .hva = b, .size = 8 * MIB },
 	};
-	const struct vr_agent_region in[] = {
+	const struct vr_picture_region in[] = {
 		{ a, a + MIB, 1, 1 },
 		{ a + MIB, a + 3 * MIB, 2, 2 },
 		{ b, b + MIB, 4, 4 },
 	};
 	g_autoptr(GArray) hva = regions_of(in, G_N_ELEMENTS(in));
-	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-	g_autoptr(GArray) none = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
-	const struct vr_agent_region *r;
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
+	g_autoptr(GArray) none = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
+	const struct vr_picture_region *r;
 
 	vr_ram_map_to_guest(map, G_N_ELEMENTS(map), hva, 20, out);
 	cr_assert_eq(out->len, 3, "expected 3 regions, got %u", out->len);
-	r = (const struct vr_agent_region *)out->data;
+	r = (const struct vr_picture_region *)out->data;
 	cr_expect(r[0].start == 0 && r[0].end == MIB && r[0].nr_accesses == 1, "first region");
 	cr_expect(r[1].start == MIB && r[1].end == 2 * MIB && r[1].nr_accesses == 2,
 		  "the second is cut at the end of RAM: [0x%" PRIx64 ", 0x%" PRIx64 ")", r[1].start,

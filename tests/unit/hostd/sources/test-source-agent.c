@@ -198,7 +198,7 @@ static void fake_new(void)
 	fa->srv.on_accept = fake_on_accept;
 	fa->sample_us = 5000;
 	fa->aggr_us = 100000;
-	fa->regions = g_array_new(FALSE, TRUE, sizeof(struct vr_agent_region));
+	fa->regions = g_array_new(FALSE, TRUE, sizeof(struct vr_picture_region));
 	fa->held = g_ptr_array_new_with_free_func(g_free);
 }
 
@@ -214,7 +214,7 @@ static void fake_free(void)
 
 /* The picture of REGIONS_PICTURE: @n regions of @regs. */
 static void fake_set_picture(uint64_t sample_us, uint64_t aggr_us,
-			     const struct vr_agent_region *regs, guint n)
+			     const struct vr_picture_region *regs, guint n)
 {
 	fa->mode = REGIONS_PICTURE;
 	fa->sample_us = sample_us;
@@ -339,7 +339,7 @@ static void release_and_wait(const char *what)
 
 /* The source's picture is @n regions of @want with these intervals. */
 static void expect_picture(struct vr_access_source *s, uint64_t sample_us, uint64_t aggr_us,
-			   const struct vr_agent_region *want, guint n, const char *what)
+			   const struct vr_picture_region *want, guint n, const char *what)
 {
 	g_auto(vr_proto_regions) got = { 0 };
 	g_autoptr(GError) err = NULL;
@@ -355,8 +355,8 @@ static void expect_picture(struct vr_access_source *s, uint64_t sample_us, uint6
 	guint nr = got.regions ? got.regions->len : 0;
 	cr_assert_eq(nr, n, "%s: expected %u regions, got %u", what, n, nr);
 	for (guint i = 0; i < n; i++) {
-		const struct vr_agent_region *r =
-			&g_array_index(got.regions, struct vr_agent_region, i);
+		const struct vr_picture_region *r =
+			&g_array_index(got.regions, struct vr_picture_region, i);
 
 		cr_assert(r->start == want[i].start && r->end == want[i].end &&
 				  r->nr_accesses == want[i].nr_accesses && r->age == want[i].age,
@@ -384,18 +384,18 @@ static void expect_no_picture(struct vr_access_source *s, const char *what)
 }
 
 /* Pictures of the tests; nr_accesses <= aggr / sample of each. */
-static const struct vr_agent_region picture_a[] = {
+static const struct vr_picture_region picture_a[] = {
 	{ .start = 0, .end = 64 * MIB, .nr_accesses = 0, .age = 40 },
 	{ .start = 64 * MIB, .end = 96 * MIB, .nr_accesses = 17, .age = 3 },
 	{ .start = 512 * MIB, .end = 516 * MIB + 4096, .nr_accesses = 20, .age = 0 },
 };
 
-static const struct vr_agent_region picture_b[] = {
+static const struct vr_picture_region picture_b[] = {
 	{ .start = 4096, .end = 2 * MIB, .nr_accesses = 9, .age = 1 },
 	{ .start = 900 * MIB, .end = GIB, .nr_accesses = 1, .age = 77 },
 };
 
-static const struct vr_agent_region picture_c[] = {
+static const struct vr_picture_region picture_c[] = {
 	{ .start = 128 * MIB, .end = 256 * MIB, .nr_accesses = 5, .age = 12 },
 };
 
@@ -529,8 +529,8 @@ Test(agent_source, refresh_gives_the_agents_picture)
 	/* The caller's copy is its own: changing it changes nothing kept. */
 	cr_assert(vr_access_source_get_regions(src, &first, &err), "get_regions: %s",
 		  err ? err->message : "?");
-	g_array_index(first.regions, struct vr_agent_region, 0).nr_accesses = 19;
-	g_array_index(first.regions, struct vr_agent_region, 1).end = 100 * MIB;
+	g_array_index(first.regions, struct vr_picture_region, 0).nr_accesses = 19;
+	g_array_index(first.regions, struct vr_picture_region, 1).end = 100 * MIB;
 	g_array_remove_index(first.regions, 2);
 	first.sample_interval_us = 1;
 	expect_picture(src, 2000, 40000, picture_a, G_N_ELEMENTS(picture_a),
@@ -893,7 +893,7 @@ struct bad_case {
 	char name[48];
 	enum regions_mode mode; /* REGIONS_PICTURE: bad_regions below, a lie */
 	guint nr;
-	struct vr_agent_region bad_regions[2];
+	struct vr_picture_region bad_regions[2];
 	bool had_picture;
 	bool session_down; /* the line breaks the protocol: the session goes down */
 };

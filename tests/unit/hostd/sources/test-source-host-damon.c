@@ -174,11 +174,11 @@ static struct vr_access_source *new_started_source(void)
 static void expect_region(const struct vr_proto_regions *p, guint i, uint64_t start, uint64_t end,
 			  uint32_t nr_accesses, uint32_t age)
 {
-	const struct vr_agent_region *r;
+	const struct vr_picture_region *r;
 
 	cr_assert_lt(i, p->regions->len, "expected at least %u regions, got %u", i + 1,
 		     p->regions->len);
-	r = &g_array_index(p->regions, struct vr_agent_region, i);
+	r = &g_array_index(p->regions, struct vr_picture_region, i);
 	cr_expect_eq(r->start, start, "region %u: expected start 0x%" PRIx64 ", got 0x%" PRIx64, i,
 		     start, r->start);
 	cr_expect_eq(r->end, end, "region %u: expected end 0x%" PRIx64 ", got 0x%" PRIx64, i, end,
@@ -328,8 +328,8 @@ Test(host_damon, many_regions_are_merged_to_the_protocol_limit)
 	cr_assert_geq(pic.regions->len, VR_PROTO_MAX_REGIONS - 1,
 		      "merging should stop at the limit, got %u", pic.regions->len);
 	for (guint i = 0; i < pic.regions->len; i++) {
-		const struct vr_agent_region *r =
-			&g_array_index(pic.regions, struct vr_agent_region, i);
+		const struct vr_picture_region *r =
+			&g_array_index(pic.regions, struct vr_picture_region, i);
 
 		covered += r->end - r->start;
 	}

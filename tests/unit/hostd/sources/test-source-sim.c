@@ -89,9 +89,9 @@ static void regions_ok(struct vr_access_source *src, struct vr_proto_regions *pi
 	cr_assert_not_null(pic->regions, "a picture always has a regions array");
 }
 
-static const struct vr_agent_region *region(const struct vr_proto_regions *p, guint i)
+static const struct vr_picture_region *region(const struct vr_proto_regions *p, guint i)
 {
-	return &g_array_index(p->regions, struct vr_agent_region, i);
+	return &g_array_index(p->regions, struct vr_picture_region, i);
 }
 
 /* ---- the picture ---- */
@@ -142,7 +142,7 @@ Test(sim_source, the_hot_set_shows_as_accessed_regions)
 	advance_ms(&fc, 3000);
 	regions_ok(src, &pic);
 	for (guint i = 0; i < pic.regions->len; i++) {
-		const struct vr_agent_region *r = region(&pic, i);
+		const struct vr_picture_region *r = region(&pic, i);
 		uint64_t in_start = MAX(r->start, HOT_START), in_end = MIN(r->end, HOT_END);
 		uint64_t in_hot = in_end > in_start ? in_end - in_start : 0;
 
@@ -190,7 +190,7 @@ static void picture_at(uint64_t seed, uint64_t ms, GArray **out)
 static gboolean same_regions(const GArray *a, const GArray *b)
 {
 	return a->len == b->len &&
-	       memcmp(a->data, b->data, (size_t)a->len * sizeof(struct vr_agent_region)) == 0;
+	       memcmp(a->data, b->data, (size_t)a->len * sizeof(struct vr_picture_region)) == 0;
 }
 
 Test(sim_source, the_same_seed_gives_the_same_picture)
@@ -393,13 +393,13 @@ static gboolean bad_start(void *priv, GError **error)
 
 static gboolean bad_get_regions(void *priv, struct vr_proto_regions *out, GError **error)
 {
-	const struct vr_agent_region r[] = { { 0, 8192, 0, 0 }, { 4096, 12288, 0, 0 } };
+	const struct vr_picture_region r[] = { { 0, 8192, 0, 0 }, { 4096, 12288, 0, 0 } };
 
 	(void)priv;
 	(void)error;
 	out->sample_interval_us = 5000;
 	out->aggr_interval_us = 100000;
-	out->regions = g_array_new(FALSE, FALSE, sizeof(struct vr_agent_region));
+	out->regions = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_array_append_vals(out->regions, r, G_N_ELEMENTS(r));
 	return TRUE;
 }
