@@ -17,6 +17,7 @@
 
 #include "damon-sysfs-private.h"
 #include "kernel-file.h"
+#include "procfs-text.h"
 
 /* ---- reading back ---- */
 
@@ -428,60 +429,13 @@ gboolean vr_damon_sysfs_kdamond_pid(const struct vr_agent_paths *paths, int64_t 
 	return TRUE;
 }
 
-gboolean vr_proc_stat_parse_cpu_us(const char *text, uint64_t ticks_per_s, uint64_t *cpu_us,
-				   GError **error)
-{
-	/* Fields after "pid (comm)": state is field 3, utime 14, stime 15. The
-	 * command name may hold spaces and ')': the last ')' ends it. */
-	enum {
-		UTIME_FIELD = 14,
-		STIME_FIELD = 15
-	};
-	const char *p = strrchr(text, ')');
-	guint64 ticks[2];
-	guint field = 2, found = 0;
-
-	if (!p || ticks_per_s == 0) {
-		g_set_error_literal(error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
-				    "not a /proc/PID/stat line (no ')' after the command name)");
-		return FALSE;
-	}
-	for (p++; *p && found < 2;) {
-		const char *start;
-		g_autofree char *token = NULL;
-
-		while (*p == ' ' || *p == '\n')
-			p++;
-		if (!*p)
-			break;
-		start = p;
-		while (*p && *p != ' ' && *p != '\n')
-			p++;
-		if (++field < UTIME_FIELD)
-			continue;
-		token = g_strndup(start, (gsize)(p - start));
-		if (!g_ascii_string_to_unsigned(token, 10, 0, G_MAXUINT64, &ticks[found], NULL))
-			break;
-		found++;
-	}
-	if (found < 2) {
-		g_set_error_literal(
-			error, VR_AGENT_ERROR, VR_AGENT_ERROR_INVALID,
-			"/proc/PID/stat has no numeric utime and stime (fields 14 and 15)");
-		return FALSE;
-	}
-	ticks[0] += ticks[1];
-	*cpu_us = ticks[0] / ticks_per_s * G_USEC_PER_SEC +
-		  ticks[0] % ticks_per_s * G_USEC_PER_SEC / ticks_per_s;
-	return TRUE;
-}
-
 gboolean vr_proc_pid_cpu_us(const char *procfs, int64_t pid, uint64_t *cpu_us, GError **error)
 {
 	char num[24];
 	g_autofree char *path = NULL;
 	g_autofree char *text = NULL;
 	long ticks = sysconf(_SC_CLK_TCK);
+	struct vr_proc_stat st;
 
 	*cpu_us = 0;
 	if (pid <= 0)
@@ -491,9 +445,8 @@ gboolean vr_proc_pid_cpu_us(const char *procfs, int64_t pid, uint64_t *cpu_us, G
 	text = vr_kfile_read(path, 4096, error);
 	if (!text)
 		return FALSE;
-	if (!vr_proc_stat_parse_cpu_us(text, ticks > 0 ? (uint64_t)ticks : 100, cpu_us, error)) {
-		g_prefix_error(error, "%s: ", path);
+	if (!vr_proc_stat_parse(text, path, ticks > 0 ? (uint64_t)ticks : 100, &st, error))
 		return FALSE;
-	}
+	*cpu_us = st.cpu_us;
 	return TRUE;
 }

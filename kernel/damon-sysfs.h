@@ -470,13 +470,6 @@ gboolean vr_damon_sysfs_kdamond_pid(const struct vr_agent_paths *paths, int64_t 
 				    GError **error);
 
 /**
- * vr_proc_stat_parse_cpu_us() - utime + stime of the /proc/PID/stat text
- * @text, converted from @ticks_per_s clock ticks to us. Pure.
- */
-gboolean vr_proc_stat_parse_cpu_us(const char *text, uint64_t ticks_per_s, uint64_t *cpu_us,
-				   GError **error);
-
-/**
  * vr_proc_pid_cpu_us() - CPU time of process @pid from @procfs/PID/stat, in
  * us (0 for @pid <= 0: nothing runs).
  */

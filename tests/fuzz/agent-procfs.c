@@ -5,8 +5,8 @@
  * /proc/iomem (kernel/iomem.c, vr_iomem_parse_system_ram()),
  * /proc/meminfo's SwapCached and /proc/vmstat (guest-agent/compact.c,
  * vr_compact_parse_swap_cached(), vr_vmstat_reclaim_parse()) and
- * /proc/PID/stat of a kdamond (kernel/damon-sysfs-status.c,
- * vr_proc_stat_parse_cpu_us()). /proc/meminfo and /proc/pressure/memory
+ * /proc/PID/stat of a kdamond (kernel/damon-sysfs-status.c through
+ * common/procfs-text.c's vr_proc_stat_parse()). /proc/meminfo and /proc/pressure/memory
  * (meminfo.c, psi.c) go through common/procfs-text.c: target procfs-text.
  * Every parser gets every input.
  *
@@ -19,6 +19,7 @@
 #include "fuzz.h"
 #include "iomem.h"
 #include "monitor.h"
+#include "procfs-text.h"
 
 static void check_iomem(const char *text)
 {
@@ -69,9 +70,9 @@ static void check_stat(const char *text)
 
 	for (guint i = 0; i < G_N_ELEMENTS(ticks_per_s); i++) {
 		g_autoptr(GError) error = NULL;
-		uint64_t cpu_us = 0;
+		struct vr_proc_stat st;
 
-		if (!vr_proc_stat_parse_cpu_us(text, ticks_per_s[i], &cpu_us, &error))
+		if (!vr_proc_stat_parse(text, "stat", ticks_per_s[i], &st, &error))
 			VR_FUZZ_CHECK(error, "a stat refusal without an error");
 	}
 }

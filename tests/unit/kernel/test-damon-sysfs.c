@@ -12,7 +12,7 @@
  * the writes with inotify (IN_CLOSE_WRITE events come in write order).
  *
  * The pure parts are tested on struct literals and the built-in profiles:
- * policy -> config conversion, merging of regions, /proc/PID/stat parsing.
+ * policy -> config conversion, merging of regions.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -1660,31 +1660,6 @@ Test(damon_sysfs, kdamond_pid_and_cpu)
 	tree_put(root, KD0 "/pid", "kdamond\n");
 	cr_assert_not(vr_damon_sysfs_kdamond_pid(&paths, &pid, &err));
 	expect_error(err, VR_AGENT_ERROR_INVALID, "pid", "a garbage pid");
-}
-
-/* ---- /proc/PID/stat (pure) ---- */
-
-Test(damon_merge, proc_stat_parse)
-{
-	g_autoptr(GError) err = NULL;
-	uint64_t us = 0;
-	/* a command name with spaces and parentheses */
-	const char *odd = "99 (a) b (c)) R 1 1 1 0 -1 0 0 0 0 0 250 250 0 0 20 0 1 0 1 0 0\n";
-
-	cr_assert(vr_proc_stat_parse_cpu_us(odd, 100, &us, &err), "%s", err ? err->message : "");
-	cr_expect_eq(us, 5 * 1000000ULL);
-	cr_assert(vr_proc_stat_parse_cpu_us(odd, 1000, &us, &err));
-	cr_expect_eq(us, 500000);
-	cr_assert(vr_proc_stat_parse_cpu_us(odd, 3, &us, &err));
-	cr_expect_eq(us, 500000000ULL / 3, "sub-second ticks keep their precision: %" PRIu64, us);
-	cr_assert_not(vr_proc_stat_parse_cpu_us("no parenthesis 1 2 3", 100, &us, &err));
-	g_clear_error(&err);
-	cr_assert_not(vr_proc_stat_parse_cpu_us("1 (k) S 1 2 3\n", 100, &us, &err),
-		      "too few fields");
-	g_clear_error(&err);
-	cr_assert_not(vr_proc_stat_parse_cpu_us("1 (k) S 1 1 1 0 -1 0 0 0 0 0 x y 0\n", 100, &us,
-						&err),
-		      "utime not a number");
 }
 
 /* ---- merging (pure) ---- */
