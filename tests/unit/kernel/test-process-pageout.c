@@ -46,17 +46,6 @@ TestSuite(pageout_real);
 
 /* ---- helpers ---- */
 
-static void expect_error(const GError *err, GQuark domain, int code, const char *words,
-			 const char *what)
-{
-	cr_assert_not_null(err, "%s: expected an error", what);
-	cr_assert_eq(err->domain, domain, "%s: wrong error domain (%s)", what, err->message);
-	cr_assert_eq(err->code, code, "%s: expected error code %d, got %d (%s)", what, code,
-		     err->code, err->message);
-	cr_assert(msg_has_any(err->message, words), "%s: the message should say '%s': %s", what,
-		  words, err->message);
-}
-
 static uint64_t iov_start(const struct iovec *v)
 {
 	return (uint64_t)(uintptr_t)v->iov_base;
@@ -196,7 +185,7 @@ ParameterizedTest(struct bad_smaps_case *c, smaps, invalid)
 
 	cr_assert_not(vr_smaps_parse_range_usage(c->text, H, H + PAGE, &u, &err),
 		      "%s: expected an error", c->name);
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_FAILED, c->words, c->name);
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_FAILED, c->words, c->name);
 	cr_assert_eq(u.nr_vmas, 77, "%s: the output is left alone on failure", c->name);
 }
 
@@ -220,7 +209,7 @@ Test(smaps, empty_range_and_empty_text)
 	g_autoptr(GError) err = NULL;
 
 	cr_assert_not(vr_smaps_parse_range_usage(smaps_text, H, H, &u, &err), "an empty range");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID, "empty",
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID, "empty",
 		     "empty range");
 	g_clear_error(&err);
 	cr_assert(vr_smaps_parse_range_usage("", H, H + PAGE, &u, &err),
@@ -243,7 +232,7 @@ Test(smaps, read_from_a_fake_procfs)
 
 	cr_assert_not(vr_smaps_read_range_usage(root, 4243, H, H + PAGE, &u, &err),
 		      "no such pid in the fake procfs");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_GONE, "no such process",
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_GONE, "no such process",
 		     "missing pid");
 	cr_assert(strstr(err->message, "4243/smaps"), "the message names the file: %s",
 		  err->message);
@@ -252,7 +241,7 @@ Test(smaps, read_from_a_fake_procfs)
 	tree_put(root, "4244/smaps", "7f0000000000-7f0000001000 rw-p 0 00:00 0\nRss: x kB\n");
 	cr_assert_not(vr_smaps_read_range_usage(root, 4244, H, H + PAGE, &u, &err),
 		      "a malformed file");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_FAILED, "line 2",
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_FAILED, "line 2",
 		     "malformed file");
 	cr_assert(strstr(err->message, "4244/smaps"), "the message names the file: %s",
 		  err->message);
@@ -514,7 +503,7 @@ Test(pageout_batch, no_progress_is_an_error)
 	k->zero = TRUE;
 	cr_assert_not(vr_host_pageout_with(fake_madvise, k, 7, r, 1, G_MAXUINT64, &advised, &err),
 		      "a kernel that advises nothing must not loop");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_FAILED, "no progress",
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_FAILED, "no progress",
 		     "zero return");
 	cr_assert_eq(advised, 0, "nothing advised");
 	cr_assert_eq(k->nr_calls, 1, "one call");
@@ -531,7 +520,7 @@ Test(pageout_batch, stops_at_the_range_that_fails)
 	k->bad_errno = ENOMEM;
 	cr_assert_not(vr_host_pageout_with(fake_madvise, k, 7, r, 3, G_MAXUINT64, &advised, &err),
 		      "range 1 fails");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_UNMAPPED,
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_UNMAPPED,
 		     "not wholly mapped", "unmapped range");
 	cr_assert(msg_names_number(err->message, 1) && strstr(err->message, "0x7f0000010000"),
 		  "the message names range 1 and its address: %s", err->message);
@@ -578,7 +567,7 @@ ParameterizedTest(struct errno_case *c, pageout_batch, errno_messages)
 	k->bad_errno = c->e;
 	cr_assert_not(vr_host_pageout_with(fake_madvise, k, 9, r, 1, G_MAXUINT64, &advised, &err),
 		      "%s: expected an error", c->name);
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, c->code, c->words, c->name);
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, c->code, c->words, c->name);
 	cr_assert_eq(advised, 0, "%s: nothing advised", c->name);
 }
 
@@ -610,7 +599,7 @@ ParameterizedTest(struct bad_range_case *c, pageout_batch, invalid_ranges)
 
 	cr_assert_not(vr_host_pageout_with(fake_madvise, k, 3, r, 2, G_MAXUINT64, &advised, &err),
 		      "%s: expected an error", c->name);
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID, c->words, c->name);
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID, c->words, c->name);
 	cr_assert(msg_names_number(err->message, 1), "%s: the message names range 1: %s", c->name,
 		  err->message);
 	cr_assert_eq(k->nr_calls, 0, "%s: nothing goes to the kernel", c->name);
@@ -763,7 +752,7 @@ Test(pageout_real, an_unmapped_range)
 	cr_assert_geq(pidfd, 0, "pidfd of the child: %s", err ? err->message : "");
 	cr_assert_not(vr_host_pageout(pidfd, r, 3, G_MAXUINT64, &advised, &err),
 		      "a range with an unmapped page must fail");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_UNMAPPED,
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_UNMAPPED,
 		     "not wholly mapped", "unmapped page");
 	addr = g_strdup_printf("0x%" G_GINT64_MODIFIER "x", (guint64)(base + 2 * PAGE));
 	cr_assert(msg_names_number(err->message, 1) && strstr(err->message, addr),
@@ -788,17 +777,17 @@ Test(pageout_real, a_dead_pid)
 		_exit(0);
 	cr_assert_eq(waitpid(pid, &status, 0), pid, "waitpid: %s", g_strerror(errno));
 	cr_assert_eq(vr_pidfd_open(pid, &err), -1, "a reaped pid has no process");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_GONE, "no process",
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_GONE, "no process",
 		     "dead pid");
 	cr_assert(msg_names_number(err->message, pid), "the message names pid %d: %s", (int)pid,
 		  err->message);
 	g_clear_error(&err);
 	cr_assert_eq(vr_pidfd_open(0, &err), -1, "pid 0");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID, "not a process id",
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID, "not a process id",
 		     "pid 0");
 	g_clear_error(&err);
 	cr_assert_eq(vr_pidfd_open(-5, &err), -1, "pid -5");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID, "-5", "pid -5");
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_INVALID, "-5", "pid -5");
 }
 
 Test(pageout_real, a_process_that_exits_after_its_pidfd_opened)
@@ -818,7 +807,7 @@ Test(pageout_real, a_process_that_exits_after_its_pidfd_opened)
 	child_stop(&c);
 	cr_assert_not(vr_host_pageout(pidfd, r, 1, G_MAXUINT64, &advised, &err),
 		      "the process has exited");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_GONE, "has exited",
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_GONE, "has exited",
 		     "exited process");
 	cr_assert(msg_names_number(err->message, pidfd), "the message names pidfd %d: %s", pidfd,
 		  err->message);
@@ -838,13 +827,13 @@ Test(pageout_real, a_closed_pidfd_and_a_file_that_is_no_pidfd)
 	close(fds[1]);
 	/* fds[0] is a pipe, fds[1] is closed */
 	cr_assert_not(vr_host_pageout(fds[1], r, 1, G_MAXUINT64, &advised, &err), "a closed pidfd");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_BAD_PIDFD,
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_BAD_PIDFD,
 		     "not an open pidfd", "closed pidfd");
 	cr_assert(msg_names_number(err->message, fds[1]), "the message names fd %d: %s", fds[1],
 		  err->message);
 	g_clear_error(&err);
 	cr_assert_not(vr_host_pageout(fds[0], r, 1, G_MAXUINT64, &advised, &err), "a pipe");
-	expect_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_BAD_PIDFD,
+	assert_error(err, VR_HOST_PAGEOUT_ERROR, VR_HOST_PAGEOUT_ERROR_BAD_PIDFD,
 		     "not an open pidfd", "a pipe as pidfd");
 	cr_assert_eq(advised, 0, "nothing advised");
 	close(fds[0]);

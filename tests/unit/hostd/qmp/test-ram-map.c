@@ -32,17 +32,6 @@ TestSuite(ram_map_to_guest);
 
 /* ---- helpers ---- */
 
-static void expect_error(const GError *err, GQuark domain, int code, const char *words,
-			 const char *what)
-{
-	cr_assert_not_null(err, "%s: expected an error", what);
-	cr_assert_eq(err->domain, domain, "%s: wrong error domain (%s)", what, err->message);
-	cr_assert_eq(err->code, code, "%s: expected error code %d, got %d (%s)", what, code,
-		     err->code, err->message);
-	cr_assert(msg_has_any(err->message, words), "%s: the message should say '%s': %s", what,
-		  words, err->message);
-}
-
 static uint64_t iov_start(const struct iovec *v)
 {
 	return (uint64_t)(uintptr_t)v->iov_base;
@@ -269,7 +258,7 @@ ParameterizedTest(struct bad_map_case *c, ram_map, invalid_map)
 
 	cr_assert_not(vr_ram_map_validate(c->map, c->nr_map, &err), "%s: expected invalid",
 		      c->name);
-	expect_error(err, VR_RAM_MAP_ERROR, VR_RAM_MAP_ERROR_INVALID, c->words, c->name);
+	assert_error(err, VR_RAM_MAP_ERROR, VR_RAM_MAP_ERROR_INVALID, c->words, c->name);
 	if (c->entry >= 0)
 		cr_assert(msg_names_number(err->message, c->entry),
 			  "%s: the message should name entry %d: %s", c->name, c->entry,
@@ -308,7 +297,7 @@ Test(ram_map, more_entries_than_the_bound)
 		  "%d entries are allowed: %s", VR_RAM_MAP_MAX_ENTRIES, err ? err->message : "");
 	cr_assert_not(vr_ram_map_validate(map, VR_RAM_MAP_MAX_ENTRIES + 1, &err),
 		      "one more is refused");
-	expect_error(err, VR_RAM_MAP_ERROR, VR_RAM_MAP_ERROR_INVALID, "more than", "too many");
+	assert_error(err, VR_RAM_MAP_ERROR, VR_RAM_MAP_ERROR_INVALID, "more than", "too many");
 	cr_assert(msg_names_number(err->message, VR_RAM_MAP_MAX_ENTRIES + 1),
 		  "the message names the count: %s", err->message);
 }
@@ -352,7 +341,7 @@ Test(ram_map, guest_range_ending_before_it_starts)
 
 	cr_assert_not(vr_ram_map_translate(map, 1, guest, 2, &host, &err),
 		      "an inverted guest range is an error");
-	expect_error(err, VR_RAM_MAP_ERROR, VR_RAM_MAP_ERROR_INVALID, "ends before it starts",
+	assert_error(err, VR_RAM_MAP_ERROR, VR_RAM_MAP_ERROR_INVALID, "ends before it starts",
 		     "inverted range");
 	cr_assert(msg_names_number(err->message, 1) && strstr(err->message, "0x5000"),
 		  "the message should name range 1 and its start: %s", err->message);
