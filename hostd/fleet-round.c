@@ -342,6 +342,34 @@ guint vr_fleet_round_acquire(struct vr_manager *m, GPtrArray *doms, GPtrArray *g
 	return status_period;
 }
 
+/* The context of the acquire and act steps: action_ctx()'s, and the pace of
+ * the pictures and reports for a fleet of @nr_domains. */
+static void round_ctx(struct vr_manager *m, guint nr_domains, struct vr_action_ctx *ctx)
+{
+	guint budget = MAX(m->env.config->fleet_pictures_per_tick, 1);
+
+	action_ctx(m, ctx);
+	/* A domain's picture is refreshed every picture_period ticks, in turn
+	 * by its place among the managed domains (pictures-per-tick). */
+	ctx->picture_period = MAX(1, (nr_domains + budget - 1) / budget);
+	ctx->report_interval_ms =
+		vr_fleet_report_interval_ms(m->env.config->interval_ms, nr_domains);
+}
+
+void vr_fleet_round_acquire_pictures(struct vr_manager *m, GPtrArray *doms)
+{
+	struct vr_action_ctx ctx;
+
+	round_ctx(m, doms->len, &ctx);
+	for (guint i = 0; i < doms->len; i++) {
+		struct vr_domain *d = g_ptr_array_index(doms, i);
+
+		ctx.act_index = i;
+		if (d->action_ops && d->action_ops->acquire)
+			d->action_ops->acquire(d, &ctx);
+	}
+}
+
 void vr_fleet_round_decide(struct vr_manager *m, GPtrArray *doms, guint status_period)
 {
 	/* Each tick in a fleet whose agents report each tick; in a larger one
@@ -360,14 +388,8 @@ void vr_fleet_round_decide(struct vr_manager *m, GPtrArray *doms, guint status_p
 void vr_fleet_round_act(struct vr_manager *m, GPtrArray *doms)
 {
 	struct vr_action_ctx ctx;
-	guint budget;
 
-	action_ctx(m, &ctx);
-	budget = MAX(m->env.config->fleet_pictures_per_tick, 1);
-	/* A domain's picture is refreshed every picture_period ticks, in turn
-	 * by its place among the managed domains (pictures-per-tick). */
-	ctx.picture_period = MAX(1, (doms->len + budget - 1) / budget);
-	ctx.report_interval_ms = vr_fleet_report_interval_ms(m->env.config->interval_ms, doms->len);
+	round_ctx(m, doms->len, &ctx);
 	/* One clock reading between two domains ends the one and starts the
 	 * next. */
 	uint64_t t0 = vr_thread_cpu_us();

@@ -202,6 +202,14 @@ void vr_fleet_round_watch_pid(struct vr_manager *m, struct vr_domain *d);
 guint vr_fleet_round_acquire(struct vr_manager *m, GPtrArray *doms, GPtrArray *gone);
 
 /**
+ * vr_fleet_round_acquire_pictures() - the rest of the acquire step, once the
+ * domains whose QEMU is gone are dropped from @doms: each domain's action
+ * reads its access picture for this tick, or asks its agent for one
+ * (struct vr_action_ops @acquire).
+ */
+void vr_fleet_round_acquire_pictures(struct vr_manager *m, GPtrArray *doms);
+
+/**
  * vr_fleet_round_decide() - the round's decide step: whether the host needs
  * memory, and, when due (once per @status_period ticks, or at once when the
  * host's need changed, a domain came or went, or vreclaimctl asked), each

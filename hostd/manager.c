@@ -57,6 +57,7 @@ static gboolean tick(gpointer data)
 		g_ptr_array_remove(doms, g_ptr_array_index(gone, i));
 		vr_manager_drop_domain(m, g_ptr_array_index(gone, i), "its QEMU process exited");
 	}
+	vr_fleet_round_acquire_pictures(m, doms);
 	vr_fleet_round_decide(m, doms, status_period);
 	vr_fleet_round_act(m, doms);
 	vr_fleet_round_save_states(m, doms, FALSE);

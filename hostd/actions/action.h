@@ -39,11 +39,13 @@ struct vr_fleet_domain;
  * @host_needs_memory:	whether the host needs memory (its watermarks).
  * @ticks:		the manager's tick count.
  * @act_index:		the domain's place among the managed domains, by name
- *			(act only).
+ *			(acquire and act).
  * @picture_period:	a domain's picture is refreshed every this many ticks,
  *			in turn by @act_index (the config's pictures-per-tick).
  * @report_interval_ms:	the report interval asked of the agents, ms, by the
  *			fleet's size (vr_fleet_report_interval_ms()).
+ *
+ * @picture_period and @report_interval_ms are set for acquire and act.
  */
 struct vr_action_ctx {
 	const struct vr_daemon_config *config;
@@ -59,6 +61,9 @@ struct vr_action_ctx {
 /**
  * struct vr_action_ops - one action's operations.
  * @action:	which action it is (the name status shows).
+ * @acquire:	acquire: read the domain's access picture for this tick, or
+ *		ask the agent for one (it answers in a later tick), before
+ *		the decide step reads it; NULL for none.
  * @offer:	decide: fill @fd->hist_bytes with the bytes per cold score the
  *		domain offers the fleet this window (and set the domain's
  *		cold_bytes). Return: FALSE when it offers nothing (no picture
@@ -71,6 +76,7 @@ struct vr_action_ctx {
  */
 struct vr_action_ops {
 	enum vr_domain_action action;
+	void (*acquire)(struct vr_domain *d, const struct vr_action_ctx *ctx);
 	gboolean (*offer)(struct vr_domain *d, const struct vr_action_ctx *ctx,
 			  struct vr_fleet_domain *fd);
 	void (*act)(struct vr_domain *d, const struct vr_action_ctx *ctx);

@@ -36,6 +36,8 @@ struct vr_host_reclaim {
 	guint nr_map;
 	uint64_t guest_memory_bytes;
 	struct vr_access_source *source;
+	struct vr_proto_regions picture;
+	gboolean have_picture;
 };
 
 /* Checks the arguments of vr_host_reclaim_new() that need no system call. */
@@ -129,6 +131,16 @@ static struct iovec *runs_to_iovecs(const GArray *runs)
 	return v;
 }
 
+gboolean vr_host_reclaim_acquire(struct vr_host_reclaim *hr, GError **error)
+{
+	g_return_val_if_fail(hr != NULL, FALSE);
+	vr_proto_regions_clear(&hr->picture);
+	hr->have_picture = vr_access_source_get_regions(hr->source, &hr->picture, error);
+	if (!hr->have_picture)
+		g_prefix_error(error, "guest %s: reading the access picture: ", hr->name);
+	return hr->have_picture;
+}
+
 gboolean vr_host_reclaim_step(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
 			      uint64_t quota_bytes, struct vr_host_reclaim_result *result,
 			      GError **error)
@@ -144,10 +156,12 @@ gboolean vr_host_reclaim_step(struct vr_host_reclaim *hr, const struct vr_scheme
 	gboolean ok = FALSE;
 
 	g_return_val_if_fail(hr != NULL && scheme != NULL, FALSE);
-	if (!vr_access_source_get_regions(hr->source, &picture, error)) {
-		g_prefix_error(error, "guest %s: reading the access picture: ", hr->name);
+	if (!hr->have_picture && !vr_host_reclaim_acquire(hr, error))
 		goto out;
-	}
+	/* The step takes the picture: the next one reads a new one. */
+	picture = hr->picture;
+	hr->picture = (struct vr_proto_regions){ 0 };
+	hr->have_picture = FALSE;
 	res.picture_regions = picture.regions ? picture.regions->len : 0;
 	/* Reach past the quota for resident pages beyond those in swap. */
 	plan_bytes = quota_bytes ? MAX(quota_bytes, VR_HOST_RECLAIM_SCAN_BYTES) : 0;
@@ -219,16 +233,15 @@ gboolean vr_host_reclaim_step_in_swap(struct vr_host_reclaim *hr, const struct v
 gboolean vr_host_reclaim_cold_histogram(struct vr_host_reclaim *hr, const struct vr_scheme *scheme,
 					uint64_t *hist_bytes, GError **error)
 {
-	g_auto(vr_proto_regions) picture = { 0 };
+	const struct vr_proto_regions *picture;
 
 	g_return_val_if_fail(hr != NULL && scheme != NULL && hist_bytes != NULL, FALSE);
 	memset(hist_bytes, 0, (VR_MAX_SCORE + 1) * sizeof(*hist_bytes));
-	if (!vr_access_source_get_regions(hr->source, &picture, error)) {
-		g_prefix_error(error, "guest %s: reading the access picture: ", hr->name);
+	if (!hr->have_picture && !vr_host_reclaim_acquire(hr, error))
 		return FALSE;
-	}
-	if (!vr_fleet_cold_histogram(picture.regions, picture.sample_interval_us,
-				     picture.aggr_interval_us, scheme, hr->guest_memory_bytes,
+	picture = &hr->picture;
+	if (!vr_fleet_cold_histogram(picture->regions, picture->sample_interval_us,
+				     picture->aggr_interval_us, scheme, hr->guest_memory_bytes,
 				     hist_bytes, error)) {
 		g_prefix_error(error, "guest %s: the cold histogram: ", hr->name);
 		return FALSE;
@@ -241,6 +254,7 @@ void vr_host_reclaim_free(struct vr_host_reclaim *hr)
 	if (!hr)
 		return;
 	vr_access_source_free(hr->source);
+	vr_proto_regions_clear(&hr->picture);
 	if (hr->pidfd >= 0)
 		close(hr->pidfd);
 	if (hr->pagemap_fd >= 0)
@@ -415,6 +429,25 @@ static void host_pageout_act(struct vr_domain *d, const struct vr_action_ctx *ct
 		result.swapped_bytes);
 }
 
+/* The host's picture of the guest, read once a tick for the offer and the
+ * step: here when the step will use it (a share, not paused); else the
+ * offer reads it if the decide step runs this tick
+ * (vr_host_reclaim_cold_histogram() acquires when none is kept), and
+ * nothing is read when neither runs. A failure is the domain's last error; the offer and the step then
+ * try again. */
+static void host_pageout_acquire(struct vr_domain *d, const struct vr_action_ctx *ctx)
+{
+	g_autoptr(GError) error = NULL;
+
+	(void)ctx;
+	if (!d->host_reclaim || d->share_bytes == 0 || d->user_paused)
+		return;
+	if (!vr_host_reclaim_acquire(d->host_reclaim, &error)) {
+		g_debug("%s: host-pageout: %s", d->name, error->message);
+		vr_domain_set_error(d, error->message);
+	}
+}
+
 /* The host's offer: the cold histogram of the host's access picture of the
  * guest, held (vr_domain_hold_offer()); nothing while the host's swap is
  * full (the quota goes to others). */
@@ -454,6 +487,7 @@ static void host_pageout_stop(struct vr_domain *d)
 
 const struct vr_action_ops vr_action_host_pageout = {
 	.action = VR_DOMAIN_ACTION_HOST_PAGEOUT,
+	.acquire = host_pageout_acquire,
 	.offer = host_pageout_offer,
 	.act = host_pageout_act,
 	.stop = host_pageout_stop,

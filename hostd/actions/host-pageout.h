@@ -140,6 +140,16 @@ struct vr_host_reclaim_result {
 };
 
 /**
+ * vr_host_reclaim_acquire() - read the guest's access picture for this tick
+ * (vr_access_source_get_regions()) and keep it: the cold histogram and the
+ * step that follow use it, so a tick reads the picture once. A picture kept
+ * from before is dropped first, also on failure.
+ * Return: FALSE with @error prefixed by "guest NAME: reading the access
+ * picture: ".
+ */
+gboolean vr_host_reclaim_acquire(struct vr_host_reclaim *hr, GError **error);
+
+/**
  * vr_host_reclaim_step() - page out the guest's coldest memory, once.
  * @hr:		the guest.
  * @scheme:	its pageout scheme (its pattern selects, its weights score:
@@ -149,7 +159,8 @@ struct vr_host_reclaim_result {
  * @result:	out: what the step did; zeroed first, filled as the stages
  *		go (so on failure it tells how far the step got). May be NULL.
  *
- * Reads the picture (vr_access_source_get_regions()), plans
+ * Uses the picture vr_host_reclaim_acquire() kept, or acquires one when none
+ * is kept, and drops it (the next step reads a new one); plans
  * (vr_pageout_plan(), up to max(@quota_bytes, VR_HOST_RECLAIM_SCAN_BYTES)),
  * translates the plan to host ranges in the plan's order, coldest first
  * (vr_ram_map_translate()), finds their resident pages up to @quota_bytes
@@ -187,8 +198,9 @@ gboolean vr_host_reclaim_step_in_swap(struct vr_host_reclaim *hr, const struct v
 
 /**
  * vr_host_reclaim_cold_histogram() - the guest's eligible cold bytes per
- * cold score under @scheme (vr_fleet_cold_histogram()) from a fresh picture,
- * for the fleet quota (vr_fleet_domain.hist_bytes).
+ * cold score under @scheme (vr_fleet_cold_histogram()) from the picture
+ * vr_host_reclaim_acquire() kept (acquired here when none is, and kept for
+ * the step), for the fleet quota (vr_fleet_domain.hist_bytes).
  * @hist_bytes:	out, VR_MAX_SCORE + 1 entries; all zero on error.
  * Return: FALSE with @error prefixed by "guest NAME: " and the stage.
  */

@@ -653,6 +653,35 @@ Test(host_reclaim, steps_with_nothing_to_page_out)
 		  "an empty plan advises nothing");
 }
 
+/* A tick reads the picture once: acquired, then the offer's histogram and
+ * the step use it; the step takes it, so the next step reads a new one. */
+Test(host_reclaim, one_picture_a_tick)
+{
+	const struct vr_picture_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
+	g_autoptr(vr_scheme) scheme = reclaim_scheme();
+	g_autoptr(vr_host_reclaim) hr = NULL;
+	g_autoptr(GError) err = NULL;
+	struct vr_host_reclaim_result res;
+	uint64_t hist[VR_MAX_SCORE + 1];
+	int before;
+
+	hr = reclaim_of_self(script_new(picture, G_N_ELEMENTS(picture)), &err);
+	cr_assert_not_null(hr, "new: %s", err ? err->message : "");
+	before = script_log.reads;
+	cr_assert(vr_host_reclaim_acquire(hr, &err), "acquire: %s", err ? err->message : "");
+	cr_assert(vr_host_reclaim_cold_histogram(hr, scheme, hist, &err), "histogram: %s",
+		  err ? err->message : "");
+	cr_assert(vr_host_reclaim_step(hr, scheme, 0, &res, &err), "step: %s",
+		  err ? err->message : "");
+	cr_assert_eq(res.picture_regions, 1, "the step used the acquired picture");
+	cr_assert_eq(script_log.reads - before, 1,
+		     "acquire, histogram and step read the picture once, not %d times",
+		     script_log.reads - before);
+	cr_assert(vr_host_reclaim_step(hr, scheme, 0, &res, &err), "second step: %s",
+		  err ? err->message : "");
+	cr_assert_eq(script_log.reads - before, 2, "the next step reads a new picture");
+}
+
 Test(host_reclaim, histogram_errors_name_the_guest)
 {
 	const struct vr_picture_region picture[] = { { 0, HALF_BYTES, 0, 6000 } };
