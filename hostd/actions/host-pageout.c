@@ -131,10 +131,16 @@ static struct iovec *runs_to_iovecs(const GArray *runs)
 	return v;
 }
 
+void vr_host_reclaim_forget_picture(struct vr_host_reclaim *hr)
+{
+	vr_proto_regions_clear(&hr->picture);
+	hr->have_picture = FALSE;
+}
+
 gboolean vr_host_reclaim_acquire(struct vr_host_reclaim *hr, GError **error)
 {
 	g_return_val_if_fail(hr != NULL, FALSE);
-	vr_proto_regions_clear(&hr->picture);
+	vr_host_reclaim_forget_picture(hr);
 	hr->have_picture = vr_access_source_get_regions(hr->source, &hr->picture, error);
 	if (!hr->have_picture)
 		g_prefix_error(error, "guest %s: reading the access picture: ", hr->name);
@@ -440,8 +446,13 @@ static void host_pageout_acquire(struct vr_domain *d, const struct vr_action_ctx
 	g_autoptr(GError) error = NULL;
 
 	(void)ctx;
-	if (!d->host_reclaim || d->share_bytes == 0 || d->user_paused)
+	if (!d->host_reclaim)
 		return;
+	if (d->share_bytes == 0 || d->user_paused) {
+		/* No step this tick: an offer reads its own picture. */
+		vr_host_reclaim_forget_picture(d->host_reclaim);
+		return;
+	}
 	if (!vr_host_reclaim_acquire(d->host_reclaim, &error)) {
 		g_debug("%s: host-pageout: %s", d->name, error->message);
 		vr_domain_set_error(d, error->message);

@@ -150,6 +150,13 @@ struct vr_host_reclaim_result {
 gboolean vr_host_reclaim_acquire(struct vr_host_reclaim *hr, GError **error);
 
 /**
+ * vr_host_reclaim_forget_picture() - drop the picture kept by
+ * vr_host_reclaim_acquire() or the cold histogram, if any: a tick that
+ * acquires none must not leave the next offer a picture of an older tick.
+ */
+void vr_host_reclaim_forget_picture(struct vr_host_reclaim *hr);
+
+/**
  * vr_host_reclaim_step() - page out the guest's coldest memory, once.
  * @hr:		the guest.
  * @scheme:	its pageout scheme (its pattern selects, its weights score:

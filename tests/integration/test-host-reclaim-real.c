@@ -680,6 +680,14 @@ Test(host_reclaim, one_picture_a_tick)
 	cr_assert(vr_host_reclaim_step(hr, scheme, 0, &res, &err), "second step: %s",
 		  err ? err->message : "");
 	cr_assert_eq(script_log.reads - before, 2, "the next step reads a new picture");
+	/* A picture an offer kept is dropped by a tick that acquires none. */
+	cr_assert(vr_host_reclaim_cold_histogram(hr, scheme, hist, &err), "histogram: %s",
+		  err ? err->message : "");
+	cr_assert_eq(script_log.reads - before, 3, "the histogram read a picture");
+	vr_host_reclaim_forget_picture(hr);
+	cr_assert(vr_host_reclaim_cold_histogram(hr, scheme, hist, &err), "histogram: %s",
+		  err ? err->message : "");
+	cr_assert_eq(script_log.reads - before, 4, "a forgotten picture is read again");
 }
 
 Test(host_reclaim, histogram_errors_name_the_guest)
