@@ -5,8 +5,8 @@
  * (sent by an agent with the "cold-histogram" capability, else computed
  * here from the picture); its act step sends the agent the domain's policy
  * with every pageout scheme cut to the domain's share of the fleet quota
- * (vr_domain_agent_policy()), resumes or pauses it, and asks for the next
- * picture in turn.
+ * (vr_domain_agent_policy()) and resumes or pauses it; its acquire step asks
+ * for the next picture in turn.
  */
 #include "actions/action.h"
 
@@ -230,15 +230,28 @@ static void agent_reclaim_act(struct vr_domain *d, const struct vr_action_ctx *c
 	if (d->policy_sent && !d->agent_paused)
 		vr_share_window_roll(&d->window, d->sent_share_bytes, now,
 				     vr_action_window_len_us(ctx));
-	/* A domain without a picture asks for one at once; the others in
-	 * turn, at most pictures-per-tick of them each tick. */
-	if (!d->agent_paused && (!vr_access_source_agent_has_picture(d->source) ||
-				 (ctx->ticks + ctx->act_index) % ctx->picture_period == 0)) {
-		g_autoptr(GError) error = NULL;
-		if (!vr_access_source_agent_refresh(d->source, &error)) {
-			g_debug("%s: %s", d->name, error->message);
-			vr_domain_set_error(d, error->message);
-		}
+}
+
+/*
+ * The agent's picture (or its histogram), asked for before the decide step:
+ * at once by a domain without one, by the others in turn, at most
+ * pictures-per-tick of them each tick. The agent answers in a later tick, so
+ * the decide step reads the last picture that arrived. Not before the
+ * domain's policy went to the agent (the act step sends it), nor while the
+ * agent is paused.
+ */
+static void agent_reclaim_acquire(struct vr_domain *d, const struct vr_action_ctx *ctx)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!d->source || !vr_agent_session_is_up(d->session) || !d->policy_sent || d->agent_paused)
+		return;
+	if (vr_access_source_agent_has_picture(d->source) &&
+	    (ctx->ticks + ctx->act_index) % ctx->picture_period != 0)
+		return;
+	if (!vr_access_source_agent_refresh(d->source, &error)) {
+		g_debug("%s: %s", d->name, error->message);
+		vr_domain_set_error(d, error->message);
 	}
 }
 
@@ -262,6 +275,7 @@ static void agent_reclaim_stop(struct vr_domain *d)
 
 const struct vr_action_ops vr_action_agent_reclaim = {
 	.action = VR_DOMAIN_ACTION_AGENT_RECLAIM,
+	.acquire = agent_reclaim_acquire,
 	.offer = agent_reclaim_offer,
 	.act = agent_reclaim_act,
 	.stop = agent_reclaim_stop,

@@ -660,7 +660,9 @@ static guint32 mix(guint32 a, guint32 b)
 	return h;
 }
 
-/* The agent's stats now: a guest with a fifth of its memory free. */
+/* The agent's stats now: a guest with a fifth of its memory free, all of it
+ * reported to the host (its hello says free page reporting is on), so what
+ * the host can get back is bound by the process's resident size only. */
 static void agent_stats(const struct domain *d, struct vr_agent_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -671,8 +673,7 @@ static void agent_stats(const struct domain *d, struct vr_agent_stats *st)
 	st->sz_tried = st->sz_applied = d->applied_bytes;
 	st->mem_total_bytes = memory_bytes;
 	st->mem_free_bytes = fault == FAULT_LIE ? 0 : memory_bytes / 5;
-	if (resident_bytes && fault != FAULT_LIE) {
-		/* Its free memory is with the host already (free page reporting). */
+	if (fault != FAULT_LIE) {
 		st->has_reportable_free_bytes = TRUE;
 		st->reportable_free_bytes = st->mem_free_bytes;
 	}

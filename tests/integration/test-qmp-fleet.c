@@ -110,6 +110,23 @@ static guint count(guint i, const char *command)
 	return n;
 }
 
+/* The line of domain @i's record where @command ("agent:NAME") was first
+ * sent, from 0; G_MAXUINT when it never was. */
+static guint first_sent(guint i, const char *command)
+{
+	g_autofree char *path = domain_file(i, "commands.txt");
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return G_MAXUINT;
+	lines = g_strsplit(text, "\n", -1);
+	for (guint j = 0; lines[j]; j++)
+		if (!strcmp(lines[j], command))
+			return j;
+	return G_MAXUINT;
+}
+
 /* The pictures domain @i's agent sent: get-regions, or get-cold-histogram
  * (fake-qemu's agent has that capability). */
 static guint pictures(guint i)
@@ -281,6 +298,14 @@ Test(qmp_fleet, every_domain_served)
 			     count(i, "agent:hello"));
 		cr_assert_geq(count(i, "agent:set-policy"), 1,
 			      "expected %s's agent given its policy", name);
+		/* The acquire step asks for a picture once the act step sent
+		 * the policy it is to be computed under, never before. */
+		cr_assert_lt(first_sent(i, "agent:set-policy"),
+			     first_sent(i, "agent:get-cold-histogram"),
+			     "expected %s's agent given its policy before it was asked for a "
+			     "picture (lines %u and %u of its record)",
+			     name, first_sent(i, "agent:set-policy"),
+			     first_sent(i, "agent:get-cold-histogram"));
 		cr_assert_eq(count(i, "qmp_capabilities"), 1,
 			     "expected one QMP connection for %s, got %u", name,
 			     count(i, "qmp_capabilities"));
