@@ -75,18 +75,24 @@ static gboolean check_region(const struct vr_picture_region *r,
 	return TRUE;
 }
 
-gboolean vr_picture_check(const GArray *regions, uint64_t sample_interval_us,
-			  uint64_t aggr_interval_us, const struct vr_picture_bound *bound,
-			  GError **error)
+gboolean vr_picture_check_at(const GArray *regions, uint64_t sample_interval_us,
+			     uint64_t aggr_interval_us, const struct vr_picture_bound *bound,
+			     guint *region, GError **error)
 {
 	uint64_t total_bytes = 0, max_nr_accesses;
 	guint n = regions ? regions->len : 0;
+	guint dummy;
 
-	if (!check_intervals(sample_interval_us, aggr_interval_us, error))
+	if (!region)
+		region = &dummy;
+	if (!check_intervals(sample_interval_us, aggr_interval_us, error)) {
+		*region = VR_PICTURE_NO_REGION;
 		return FALSE;
+	}
 	if (n > VR_PICTURE_MAX_REGIONS) {
 		g_set_error(error, VR_PICTURE_ERROR, VR_PICTURE_ERROR_TOO_MANY,
 			    "the picture has %u regions, more than %d", n, VR_PICTURE_MAX_REGIONS);
+		*region = VR_PICTURE_NO_REGION;
 		return FALSE;
 	}
 	max_nr_accesses = aggr_interval_us / sample_interval_us;
@@ -95,8 +101,10 @@ gboolean vr_picture_check(const GArray *regions, uint64_t sample_interval_us,
 			&g_array_index(regions, struct vr_picture_region, i);
 
 		if (!check_region(r, i ? r - 1 : NULL, i, max_nr_accesses,
-				  bound ? bound->phys_end_bytes : 0, error))
+				  bound ? bound->phys_end_bytes : 0, error)) {
+			*region = i;
 			return FALSE;
+		}
 		/* Sorted, disjoint regions below 2^64 add up to less than 2^64. */
 		total_bytes += r->end - r->start;
 		if (bound && total_bytes > bound->mem_bytes) {
@@ -105,8 +113,17 @@ gboolean vr_picture_check(const GArray *regions, uint64_t sample_interval_us,
 				    " bytes, more than the guest's %" G_GUINT64_FORMAT
 				    " bytes of memory",
 				    i, total_bytes, bound->mem_bytes);
+			*region = i;
 			return FALSE;
 		}
 	}
 	return TRUE;
+}
+
+gboolean vr_picture_check(const GArray *regions, uint64_t sample_interval_us,
+			  uint64_t aggr_interval_us, const struct vr_picture_bound *bound,
+			  GError **error)
+{
+	return vr_picture_check_at(regions, sample_interval_us, aggr_interval_us, bound, NULL,
+				   error);
 }

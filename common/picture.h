@@ -19,7 +19,8 @@
 /*
  * The most regions a picture holds: DAMON's own region limit is larger, but
  * a picture is a summary a guest sends in one line (the protocol's
- * VR_PROTO_MAX_REGIONS is the same number).
+ * VR_PROTO_MAX_REGIONS is the same number, and may never be larger: a
+ * get-regions reply is checked as a picture).
  */
 #define VR_PICTURE_MAX_REGIONS 512
 
@@ -111,3 +112,32 @@ struct vr_picture_bound {
 gboolean vr_picture_check(const GArray *regions, uint64_t sample_interval_us,
 			  uint64_t aggr_interval_us, const struct vr_picture_bound *bound,
 			  GError **error);
+
+/*
+ * The index vr_picture_check_at() gives for a rule of the whole picture (the
+ * intervals, the number of regions) rather than of one region.
+ */
+#define VR_PICTURE_NO_REGION G_MAXUINT
+
+/**
+ * vr_picture_check_at() - vr_picture_check(), also saying where the picture
+ * broke its rule, for a caller that names the place in its own terms (the
+ * agent protocol names the JSON member: "return.regions[3].end").
+ * @regions, @sample_interval_us, @aggr_interval_us, @bound: as for
+ *			vr_picture_check().
+ * @region:		where to store, on failure, the index in @regions of
+ *			the region at fault: the region that is empty
+ *			(VR_PICTURE_ERROR_EMPTY, its end), starts below the
+ *			one before (_ORDER, its start), counts too many
+ *			accesses (_ACCESSES, its nr_accesses), ends too high
+ *			(_BEYOND, its end) or brings the total above the
+ *			guest's memory (_TOO_LARGE); VR_PICTURE_NO_REGION for
+ *			_INTERVALS and _TOO_MANY. Untouched on success. NULL
+ *			when not wanted.
+ * @error:		as for vr_picture_check(); its code is the rule.
+ *
+ * Return: as vr_picture_check().
+ */
+gboolean vr_picture_check_at(const GArray *regions, uint64_t sample_interval_us,
+			     uint64_t aggr_interval_us, const struct vr_picture_bound *bound,
+			     guint *region, GError **error);

@@ -649,9 +649,9 @@ static gboolean read_regions(const struct decoder *dec, struct json_object *v, c
 	size_t nr;
 
 	if (!check_object(v, path, error) ||
-	    !read_uint_member(dec, v, path, "sample_interval_us", 1, VR_PROTO_MAX_INT,
+	    !read_uint_member(dec, v, path, "sample_interval_us", 0, VR_PROTO_MAX_INT,
 			      &r->sample_interval_us, error) ||
-	    !read_uint_member(dec, v, path, "aggr_interval_us", 1, VR_PROTO_MAX_INT,
+	    !read_uint_member(dec, v, path, "aggr_interval_us", 0, VR_PROTO_MAX_INT,
 			      &r->aggr_interval_us, error) ||
 	    !need_member(v, path, "regions", &arr, error))
 		return FALSE;
@@ -676,6 +676,8 @@ static gboolean read_regions(const struct decoder *dec, struct json_object *v, c
 		}
 		g_array_append_val(r->regions, reg);
 	}
+	/* The picture's rules, the same the agent's encoder ran: the intervals
+	 * (at most an hour), order, empty regions, nr_accesses. */
 	return vr_proto_regions_validate(r, path, error);
 }
 

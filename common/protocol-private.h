@@ -137,8 +137,10 @@ gboolean vr_proto_hello_validate(const struct vr_proto_hello *h, const char *pat
 /** vr_proto_stats_validate() - the rules of a STATS object. */
 gboolean vr_proto_stats_validate(const struct vr_agent_stats *s, const char *path, GError **error);
 
-/** vr_proto_regions_validate() - the rules of a get-regions reply (sorted,
- * disjoint regions, at most VR_PROTO_MAX_REGIONS). */
+/** vr_proto_regions_validate() - the rules of a get-regions reply: the
+ * wire's (integers in range, at most VR_PROTO_MAX_REGIONS regions), then
+ * the access picture's (vr_picture_check_at(), no guest bound), each error
+ * under the path of the member at fault ("return.regions[3].end"). */
 gboolean vr_proto_regions_validate(const struct vr_proto_regions *r, const char *path,
 				   GError **error);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "json-doc.h"
+#include "picture.h"
 #include "protocol-private.h"
 
 /* clang-format off */
@@ -362,76 +363,89 @@ gboolean vr_proto_stats_validate(const struct vr_agent_stats *s, const char *pat
 			     "swap_total_bytes", error);
 }
 
-static gboolean region_validate(const struct vr_picture_region *r,
-				const struct vr_picture_region *prev, uint64_t max_nr_accesses,
-				const char *path, GError **error)
+/*
+ * A get-regions reply is an access picture: every number of it on the wire
+ * is a picture's, so the most regions the wire allows must be a picture
+ * (the host could not use a larger reply, nor an agent send it).
+ */
+G_STATIC_ASSERT(VR_PROTO_MAX_REGIONS <= VR_PICTURE_MAX_REGIONS);
+
+/* The wire's part of a region: its addresses are JSON integers
+ * (0..VR_PROTO_MAX_INT; nr_accesses and age are 32 bits, always in range).
+ * Region @i of the array at @rpath. */
+static gboolean region_on_wire(const struct vr_picture_region *r, const char *rpath, guint i,
+			       GError **error)
 {
-	g_autofree char *spath = vr_json_path_member(path, "start");
-	g_autofree char *epath = vr_json_path_member(path, "end");
+	g_autofree char *ipath = NULL;
+	g_autofree char *spath = NULL;
+	g_autofree char *epath = NULL;
 
-	if (!vr_proto_check_range(r->start, 0, VR_PROTO_MAX_INT, FALSE, spath, error) ||
-	    !vr_proto_check_range(r->end, 0, VR_PROTO_MAX_INT, FALSE, epath, error))
-		return FALSE;
-	if (r->end <= r->start)
-		return vr_proto_invalid(error, epath,
-					"%" G_GUINT64_FORMAT
-					" is not above start (%" G_GUINT64_FORMAT ")",
-					r->end, r->start);
-	if (prev && r->start < prev->end)
-		return vr_proto_invalid(
-			error, spath,
-			"%" G_GUINT64_FORMAT
-			" is below the end of the previous region (%" G_GUINT64_FORMAT
-			"): regions must be sorted and must not overlap",
-			r->start, prev->end);
-	if (r->nr_accesses > max_nr_accesses) {
-		g_autofree char *npath = vr_json_path_member(path, "nr_accesses");
-
-		return vr_proto_invalid(
-			error, npath,
-			"%u is above aggr_interval_us / sample_interval_us (%" G_GUINT64_FORMAT ")",
-			r->nr_accesses, max_nr_accesses);
-	}
-	return TRUE;
+	if (r->start <= VR_PROTO_MAX_INT && r->end <= VR_PROTO_MAX_INT)
+		return TRUE; /* no path built for a good region: a reply has up to 512 */
+	ipath = vr_json_path_index(rpath, i);
+	spath = vr_json_path_member(ipath, "start");
+	epath = vr_json_path_member(ipath, "end");
+	return vr_proto_check_range(r->start, 0, VR_PROTO_MAX_INT, FALSE, spath, error) &&
+	       vr_proto_check_range(r->end, 0, VR_PROTO_MAX_INT, FALSE, epath, error);
 }
 
-/* Whether region_validate() would take @r: checked without building the
- * paths its messages need (a picture has up to 512 regions). */
-static gboolean region_ok(const struct vr_picture_region *r, const struct vr_picture_region *prev,
-			  uint64_t max_nr_accesses)
+/* The member under @path of the reply @r that broke the picture's rule
+ * @rule at region @region (vr_picture_check_at()); newly allocated. */
+static char *picture_fault_path(const struct vr_proto_regions *r, const char *path,
+				enum vr_picture_error rule, guint region)
 {
-	return r->start <= VR_PROTO_MAX_INT && r->end <= VR_PROTO_MAX_INT && r->end > r->start &&
-	       (!prev || r->start >= prev->end) && r->nr_accesses <= max_nr_accesses;
+	g_autofree char *rpath = vr_json_path_member(path, "regions");
+	g_autofree char *ipath = NULL;
+
+	if (rule == VR_PICTURE_ERROR_INTERVALS)
+		return vr_json_path_member(path, r->sample_interval_us ? "aggr_interval_us" :
+									 "sample_interval_us");
+	if (region == VR_PICTURE_NO_REGION) /* VR_PICTURE_ERROR_TOO_MANY */
+		return g_steal_pointer(&rpath);
+	ipath = vr_json_path_index(rpath, region);
+	switch (rule) {
+	case VR_PICTURE_ERROR_EMPTY:
+	case VR_PICTURE_ERROR_BEYOND:
+		return vr_json_path_member(ipath, "end");
+	case VR_PICTURE_ERROR_ORDER:
+		return vr_json_path_member(ipath, "start");
+	case VR_PICTURE_ERROR_ACCESSES:
+		return vr_json_path_member(ipath, "nr_accesses");
+	default: /* VR_PICTURE_ERROR_TOO_LARGE: not checked here (no bound) */
+		return g_steal_pointer(&ipath);
+	}
 }
 
 gboolean vr_proto_regions_validate(const struct vr_proto_regions *r, const char *path,
 				   GError **error)
 {
 	g_autofree char *rpath = vr_json_path_member(path, "regions");
+	g_autofree char *fpath = NULL;
+	g_autoptr(GError) local = NULL;
 	guint n = r->regions ? r->regions->len : 0;
-	uint64_t max_nr_accesses;
+	guint region;
 
-	if (!check_member_range(r->sample_interval_us, 1, VR_PROTO_MAX_INT, FALSE, path,
+	/* The wire's: integers in range, and no more regions than it carries. */
+	if (!check_member_range(r->sample_interval_us, 0, VR_PROTO_MAX_INT, FALSE, path,
 				"sample_interval_us", error) ||
-	    !check_member_range(r->aggr_interval_us, r->sample_interval_us, VR_PROTO_MAX_INT, FALSE,
-				path, "aggr_interval_us", error))
+	    !check_member_range(r->aggr_interval_us, 0, VR_PROTO_MAX_INT, FALSE, path,
+				"aggr_interval_us", error))
 		return FALSE;
 	if (n > VR_PROTO_MAX_REGIONS)
 		return vr_proto_invalid(error, rpath, "at most %d regions are allowed (got %u)",
 					VR_PROTO_MAX_REGIONS, n);
-	max_nr_accesses = r->aggr_interval_us / r->sample_interval_us;
-	for (guint i = 0; i < n; i++) {
-		const struct vr_picture_region *reg =
-			&g_array_index(r->regions, struct vr_picture_region, i);
-		g_autofree char *ipath = NULL;
-
-		if (region_ok(reg, i ? reg - 1 : NULL, max_nr_accesses))
-			continue;
-		ipath = vr_json_path_index(rpath, i);
-		if (!region_validate(reg, i ? reg - 1 : NULL, max_nr_accesses, ipath, error))
+	for (guint i = 0; i < n; i++)
+		if (!region_on_wire(&g_array_index(r->regions, struct vr_picture_region, i), rpath,
+				    i, error))
 			return FALSE;
-	}
-	return TRUE;
+	/* The picture's: one rule check (common/picture.h), its message under
+	 * the path of the member at fault. No guest bound: the host checks the
+	 * guest's memory size after decoding. */
+	if (vr_picture_check_at(r->regions, r->sample_interval_us, r->aggr_interval_us, NULL,
+				&region, &local))
+		return TRUE;
+	fpath = picture_fault_path(r, path, (enum vr_picture_error)local->code, region);
+	return vr_proto_invalid(error, fpath, "%s", local->message);
 }
 
 gboolean vr_proto_cold_hist_validate(const struct vr_proto_cold_hist *c, const char *path,

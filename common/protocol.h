@@ -39,7 +39,10 @@
 #define VR_PROTO_MAX_DEPTH 16
 
 /* get-regions: at most this many regions in one reply (and the default
- * "max"). 512 regions of the largest values take about 52 KiB of a line. */
+ * "max"). 512 regions of the largest values a picture allows take about
+ * 47 KiB of a line.
+ * The wire's own number: never above the picture's VR_PICTURE_MAX_REGIONS
+ * (asserted in protocol.c), so a reply the wire carries is a picture. */
 #define VR_PROTO_MAX_REGIONS 512
 
 /* hello: the lengths of its strings in bytes, and the number of backends. */
@@ -348,14 +351,18 @@ struct vr_agent_stats {
 
 /**
  * struct vr_proto_regions - what get-regions returns: the agent's access
- * picture.
+ * picture, which follows the picture's rules (vr_picture_check(),
+ * common/picture.h, without a guest bound: the host checks that after
+ * decoding) on both sides of the wire.
  * @sample_interval_us:	the sampling interval of the picture, in us, > 0.
- * @aggr_interval_us:	its aggregation interval, in us, >= the sampling one.
+ * @aggr_interval_us:	its aggregation interval, in us, >= the sampling one,
+ *			at most VR_PICTURE_MAX_AGGR_INTERVAL_US (1 hour) and
+ *			VR_PICTURE_MAX_NR_ACCESSES sampling intervals.
  * @regions:		struct vr_picture_region, owned; at most
  *			VR_PROTO_MAX_REGIONS, sorted by address, not
- *			overlapping, each start < end, nr_accesses <=
- *			@aggr_interval_us / @sample_interval_us. NULL encodes
- *			as no regions.
+ *			overlapping, each start < end <= VR_PROTO_MAX_INT,
+ *			nr_accesses <= @aggr_interval_us /
+ *			@sample_interval_us. NULL encodes as no regions.
  */
 struct vr_proto_regions {
 	uint64_t sample_interval_us;

@@ -91,6 +91,8 @@ Test(picture, no_phys_end_checks_size_only)
  * @sample_us, @aggr_us: its intervals.
  * @regions:	its regions, @nr of them.
  * @code:	the error code the rule has.
+ * @at:		the region at fault vr_picture_check_at() names
+ *		(VR_PICTURE_NO_REGION for a rule of the whole picture).
  * @words:	what the message must say (msg_has_all()).
  * @number:	a number the message must name, decimal; -1 for none.
  */
@@ -101,6 +103,7 @@ struct rule_case {
 	struct vr_picture_region regions[3];
 	guint nr;
 	int code;
+	guint at;
 	char words[64];
 	long number;
 };
@@ -112,6 +115,7 @@ static struct rule_case rule_cases[] = {
 	  { { 0, 4096, 0, 0 } },
 	  1,
 	  VR_PICTURE_ERROR_INTERVALS,
+	  VR_PICTURE_NO_REGION,
 	  "sample_interval_us",
 	  0 },
 	{ "aggregation below sampling",
@@ -120,6 +124,7 @@ static struct rule_case rule_cases[] = {
 	  { { 0, 4096, 0, 0 } },
 	  1,
 	  VR_PICTURE_ERROR_INTERVALS,
+	  VR_PICTURE_NO_REGION,
 	  "aggregation;aggr_interval_us",
 	  4000 },
 	{ "aggregation above an hour",
@@ -128,6 +133,7 @@ static struct rule_case rule_cases[] = {
 	  { { 0, 4096, 0, 0 } },
 	  1,
 	  VR_PICTURE_ERROR_INTERVALS,
+	  VR_PICTURE_NO_REGION,
 	  "aggr_interval_us",
 	  3601000000L },
 	{ "too many samples per aggregation",
@@ -136,6 +142,7 @@ static struct rule_case rule_cases[] = {
 	  { { 0, 4096, 0, 0 } },
 	  1,
 	  VR_PICTURE_ERROR_INTERVALS,
+	  VR_PICTURE_NO_REGION,
 	  "sample_interval_us",
 	  VR_PICTURE_MAX_NR_ACCESSES + 1 },
 	{ "empty region",
@@ -144,6 +151,7 @@ static struct rule_case rule_cases[] = {
 	  { { 0, 4096, 0, 0 }, { 8192, 8192, 0, 0 } },
 	  2,
 	  VR_PICTURE_ERROR_EMPTY,
+	  1,
 	  "region 1;empty",
 	  -1 },
 	{ "unsorted",
@@ -152,6 +160,7 @@ static struct rule_case rule_cases[] = {
 	  { { 8192, 12288, 0, 0 }, { 0, 4096, 0, 0 } },
 	  2,
 	  VR_PICTURE_ERROR_ORDER,
+	  1,
 	  "region 1;sorted",
 	  -1 },
 	{ "overlapping",
@@ -160,6 +169,7 @@ static struct rule_case rule_cases[] = {
 	  { { 0, 4096, 0, 0 }, { 8192, 16384, 0, 0 }, { 12288, 20480, 0, 0 } },
 	  3,
 	  VR_PICTURE_ERROR_ORDER,
+	  2,
 	  "region 2;overlap",
 	  -1 },
 	{ "more accesses than samples",
@@ -168,6 +178,7 @@ static struct rule_case rule_cases[] = {
 	  { { 0, 4096, 0, 0 }, { 4096, 8192, 21, 0 } },
 	  2,
 	  VR_PICTURE_ERROR_ACCESSES,
+	  1,
 	  "region 1;nr_accesses 21",
 	  20 },
 	{ "beyond the physical end",
@@ -176,6 +187,7 @@ static struct rule_case rule_cases[] = {
 	  { { 0, 4096, 0, 0 }, { 4 * GIB - 4096, 4 * GIB + 4096, 0, 0 } },
 	  2,
 	  VR_PICTURE_ERROR_BEYOND,
+	  1,
 	  "region 1;beyond",
 	  (long)(4 * GIB + 4096) },
 	{ "more bytes than the guest has",
@@ -184,6 +196,7 @@ static struct rule_case rule_cases[] = {
 	  { { 0, 768 * MIB, 0, 0 }, { 3 * GIB, 3 * GIB + 512 * MIB, 0, 0 } },
 	  2,
 	  VR_PICTURE_ERROR_TOO_LARGE,
+	  1,
 	  "regions 0..1;more than the guest",
 	  (long)(1280 * MIB) },
 };
@@ -211,12 +224,48 @@ ParameterizedTest(struct rule_case *c, picture, refused)
 			  "%s: the message should name %ld: %s", c->name, c->number, err->message);
 }
 
+/* vr_picture_check_at() is the same check, and names the region at fault:
+ * the agent protocol builds its JSON path from it. */
+ParameterizedTestParameters(picture, refused_at)
+{
+	return cr_make_param_array(struct rule_case, rule_cases, G_N_ELEMENTS(rule_cases));
+}
+
+ParameterizedTest(struct rule_case *c, picture, refused_at)
+{
+	g_autoptr(GArray) pic = regions_of(c->regions, c->nr);
+	g_autoptr(GError) err = NULL;
+	g_autoptr(GError) err_at = NULL;
+	guint at = 12345;
+
+	cr_assert_not(vr_picture_check(pic, c->sample_us, c->aggr_us, &guest, &err));
+	cr_assert_not(vr_picture_check_at(pic, c->sample_us, c->aggr_us, &guest, &at, &err_at),
+		      "%s: the picture should be refused", c->name);
+	cr_assert(g_error_matches(err_at, VR_PICTURE_ERROR, c->code), "%s: code %d: %s", c->name,
+		  err_at->code, err_at->message);
+	cr_assert_str_eq(err_at->message, err->message, "%s: the two checks should agree", c->name);
+	cr_assert_eq(at, c->at, "%s: expected region %u at fault, got %u", c->name, c->at, at);
+}
+
+/* A picture that passes leaves the index alone; NULL is allowed. */
+Test(picture, check_at_leaves_the_index_of_a_valid_picture)
+{
+	const struct vr_picture_region r[] = { { 0, 4096, 20, 0 } };
+	g_autoptr(GArray) pic = regions_of(r, G_N_ELEMENTS(r));
+	guint at = 12345;
+
+	cr_assert(vr_picture_check_at(pic, SAMPLE_US, AGGR_US, &guest, &at, NULL));
+	cr_assert_eq(at, 12345, "the index was written: %u", at);
+	cr_assert(vr_picture_check_at(pic, SAMPLE_US, AGGR_US, &guest, NULL, NULL));
+}
+
 /* At most VR_PICTURE_MAX_REGIONS regions: one more is refused, naming the
- * count. */
+ * count and no one region. */
 Test(picture, too_many_regions)
 {
 	g_autoptr(GArray) pic = g_array_new(FALSE, FALSE, sizeof(struct vr_picture_region));
 	g_autoptr(GError) err = NULL;
+	guint at = 0;
 
 	for (uint64_t i = 0; i <= VR_PICTURE_MAX_REGIONS; i++) {
 		struct vr_picture_region r = { i * 4096, (i + 1) * 4096, 0, 0 };
@@ -227,6 +276,8 @@ Test(picture, too_many_regions)
 	cr_assert(g_error_matches(err, VR_PICTURE_ERROR, VR_PICTURE_ERROR_TOO_MANY), "%s",
 		  err->message);
 	cr_assert(msg_names_number(err->message, VR_PICTURE_MAX_REGIONS + 1), "%s", err->message);
+	cr_assert_not(vr_picture_check_at(pic, SAMPLE_US, AGGR_US, &guest, &at, NULL));
+	cr_assert_eq(at, VR_PICTURE_NO_REGION, "too many regions is no one region's: %u", at);
 	g_array_set_size(pic, VR_PICTURE_MAX_REGIONS);
 	cr_assert(vr_picture_check(pic, SAMPLE_US, AGGR_US, &guest, NULL), "%d regions are fine",
 		  VR_PICTURE_MAX_REGIONS);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "json-doc.h" /* json-c and its g_autoptr */
+#include "picture.h"
 #include "protocol.h"
 #include "test-messages.h"
 #include "test-quotes.h"
@@ -867,9 +868,9 @@ static struct patch_case message_cases[] = {
 	{ "stats with more members: ignored", REP_STATS, "return.thp_collapsed", "5", NO_ERROR },
 	/* regions */
 	{ "start == end", REP_REGIONS, "return.regions[0].end", "0", INV, 7,
-	  "return.regions[0].end;not above start" },
+	  "return.regions[0].end;empty;above its start" },
 	{ "start > end", REP_REGIONS, "return.regions[1].end", "4096", INV, 7,
-	  "return.regions[1].end;not above start" },
+	  "return.regions[1].end;empty;above its start" },
 	{ "overlapping", REP_REGIONS, "return.regions[1].start", "2048", INV, 7,
 	  "return.regions[1].start;overlap" },
 	{ "unsorted", REP_REGIONS, "return.regions[1]",
@@ -895,9 +896,16 @@ static struct patch_case message_cases[] = {
 	  "return.regions;array" },
 	{ "no regions is fine", REP_REGIONS, "return.regions", "[]", NO_ERROR },
 	{ "sample interval 0", REP_REGIONS, "return.sample_interval_us", "0", INV, 7,
-	  "return.sample_interval_us;got 0" },
+	  "return.sample_interval_us;is 0;above 0" },
 	{ "aggr below sample", REP_REGIONS, "return.aggr_interval_us", "4999", INV, 7,
-	  "return.aggr_interval_us;5000..;4999" },
+	  "return.aggr_interval_us;4999;5000" },
+	/* the picture's bounds (common/picture.h), below the wire's integers */
+	{ "aggr above an hour", REP_REGIONS, "return.aggr_interval_us", "3600000001", INV, 7,
+	  "return.aggr_interval_us;3600000001;3600000000" },
+	{ "aggr of 65537 samples", REP_REGIONS, "return.aggr_interval_us", "327685000", INV, 7,
+	  "return.aggr_interval_us;65537;65536" },
+	{ "aggr of 65536 samples is fine", REP_REGIONS, "return.aggr_interval_us", "327680000",
+	  NO_ERROR },
 	{ "regions with more members: ignored", REP_REGIONS, "return.regions[0].node", "1",
 	  NO_ERROR },
 	/* The decoder reads regions without their paths while all is well;
@@ -1284,11 +1292,14 @@ Test(proto_reply, regions_round_trip)
 	}
 }
 
-/* 512 regions of the widest numbers still fit in one line. */
+/* 512 regions of the widest numbers still fit in one line: the widest a
+ * picture allows (common/picture.h), an hour's aggregation of 65536 samples. */
 Test(proto_reply, the_largest_regions_reply_fits_a_line)
 {
-	g_auto(vr_proto_regions)
-		r = { .sample_interval_us = 1, .aggr_interval_us = VR_PROTO_MAX_INT };
+	g_auto(vr_proto_regions) r = {
+		.sample_interval_us = VR_PICTURE_MAX_AGGR_INTERVAL_US / VR_PICTURE_MAX_NR_ACCESSES,
+		.aggr_interval_us = VR_PICTURE_MAX_AGGR_INTERVAL_US,
+	};
 	g_autofree char *line = NULL;
 	g_auto(vr_proto_message) msg = { 0 };
 	const uint64_t base = VR_PROTO_MAX_INT - (uint64_t)VR_PROTO_MAX_REGIONS * 2 * 4096;
@@ -1298,7 +1309,7 @@ Test(proto_reply, the_largest_regions_reply_fits_a_line)
 		struct vr_picture_region reg = {
 			.start = base + (uint64_t)i * 2 * 4096,
 			.end = base + (uint64_t)i * 2 * 4096 + 4096,
-			.nr_accesses = UINT32_MAX,
+			.nr_accesses = (uint32_t)(r.aggr_interval_us / r.sample_interval_us),
 			.age = UINT32_MAX,
 		};
 
@@ -1306,7 +1317,7 @@ Test(proto_reply, the_largest_regions_reply_fits_a_line)
 	}
 	line = vr_proto_encode_regions(UINT32_MAX, &r);
 	assert_line(line, "512 widest regions");
-	cr_assert_gt(strlen(line), 50000, "the numbers should be wide (%zu bytes)", strlen(line));
+	cr_assert_gt(strlen(line), 45000, "the numbers should be wide (%zu bytes)", strlen(line));
 	decode_message_ok(line, UINT32_MAX, VR_PROTO_GET_REGIONS, &msg, "512 widest regions");
 	cr_assert_eq(msg.kind, VR_PROTO_MESSAGE_REPLY, "expected a reply, got: %.200s", line);
 	assert_regions_equal(&msg.regions, &r, "512 widest regions");
@@ -1483,6 +1494,7 @@ Test(proto_reply, encoders_replace_invalid_results_by_failed)
 							     { 0, 4096, 0, 0 } };
 	g_auto(vr_proto_regions) bad_regions = regions_of(5000, 100000, unsorted, 2);
 	g_auto(vr_proto_regions) too_many = regions_of(5000, 100000, NULL, 0);
+	g_auto(vr_proto_regions) two_hours = regions_of(1000000, 7200000000ULL, unsorted + 1, 1);
 	struct {
 		const char *name;
 		char *line;
@@ -1495,6 +1507,8 @@ Test(proto_reply, encoders_replace_invalid_results_by_failed)
 		{ "uptime above INT64_MAX", NULL, 1, "return.uptime_ms" },
 		{ "unsorted regions", NULL, 1, "return.regions[1].start" },
 		{ "513 regions", NULL, 1, "return.regions;512;513" },
+		{ "a picture aggregated over two hours", NULL, 1,
+		  "return.aggr_interval_us;7200000000;3600000000" },
 		{ "reclaimed above INT64_MAX", NULL, 1, "return.reclaimed_bytes" },
 		{ "a reply to id 0", NULL, 0, "id;got 0" },
 		{ "a report of bad stats", NULL, 0, "report.mem_free_bytes" },
@@ -1517,10 +1531,11 @@ Test(proto_reply, encoders_replace_invalid_results_by_failed)
 	cases[3].line = vr_proto_encode_stats(1, &huge);
 	cases[4].line = vr_proto_encode_regions(1, &bad_regions);
 	cases[5].line = vr_proto_encode_regions(1, &too_many);
-	cases[6].line = vr_proto_encode_reclaim_result(1, &res);
-	cases[7].line = vr_proto_encode_empty(0);
-	cases[8].line = vr_proto_encode_report(1, &more_free);
-	cases[9].line = vr_proto_encode_report(VR_PROTO_MAX_INT + 1, &more_free);
+	cases[6].line = vr_proto_encode_regions(1, &two_hours);
+	cases[7].line = vr_proto_encode_reclaim_result(1, &res);
+	cases[8].line = vr_proto_encode_empty(0);
+	cases[9].line = vr_proto_encode_report(1, &more_free);
+	cases[10].line = vr_proto_encode_report(VR_PROTO_MAX_INT + 1, &more_free);
 
 	for (guint i = 0; i < ARRAY_LEN(cases); i++) {
 		g_auto(vr_proto_message) msg = { 0 };
