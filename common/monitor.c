@@ -8,16 +8,13 @@
 #include "monitor.h"
 
 #include "ctx-private.h"
+#include "picture.h"
 
 #include <string.h>
 
 /* clang-format off */
 G_DEFINE_QUARK(vr-monitor-error-quark, vr_monitor_error)
 /* clang-format on */
-
-/* The largest max_nr_accesses we accept: nr_accesses fits easily, and a
- * window of more than 65536 samples is a configuration mistake. */
-#define VR_MAX_NR_ACCESSES_LIMIT 65536U
 
 static uint64_t align_down(uint64_t x, uint64_t a)
 {
@@ -72,12 +69,21 @@ gboolean vr_monitor_attrs_validate(const struct vr_monitor_attrs *a, GError **er
 			    a->aggr_interval_us, a->sample_interval_us);
 		return FALSE;
 	}
-	if (a->aggr_interval_us / a->sample_interval_us > VR_MAX_NR_ACCESSES_LIMIT) {
+	/* The monitor's picture must be one an access picture can carry
+	 * (common/picture.h): the agent sends it, the host checks it. */
+	if (a->aggr_interval_us / a->sample_interval_us > VR_PICTURE_MAX_NR_ACCESSES) {
 		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
 			    "aggr_interval_us = %" G_GUINT64_FORMAT
 			    ": at most %u samples per aggregation window are allowed "
 			    "(sample_interval_us is %" G_GUINT64_FORMAT ")",
-			    a->aggr_interval_us, VR_MAX_NR_ACCESSES_LIMIT, a->sample_interval_us);
+			    a->aggr_interval_us, VR_PICTURE_MAX_NR_ACCESSES, a->sample_interval_us);
+		return FALSE;
+	}
+	if (a->aggr_interval_us > VR_PICTURE_MAX_AGGR_INTERVAL_US) {
+		g_set_error(error, VR_MONITOR_ERROR, VR_MONITOR_ERROR_INVALID_ATTR,
+			    "aggr_interval_us = %" G_GUINT64_FORMAT
+			    ": an aggregation window is at most %" G_GUINT64_FORMAT " us (1 hour)",
+			    a->aggr_interval_us, VR_PICTURE_MAX_AGGR_INTERVAL_US);
 		return FALSE;
 	}
 	if (a->ops_update_interval_us % a->sample_interval_us != 0) {

@@ -588,6 +588,7 @@ static struct attrs_case bad_attrs[] = {
 	{ "ops_update not a multiple", A(5000, 100000, 1000001, 10, 1000), "ops_update_interval" },
 	{ "ops_update below sample", A(5000, 100000, 2500, 10, 1000), "ops_update_interval" },
 	{ "max_nr_accesses 2^16 + 1", A(1, 65537, 0, 10, 1000), "aggr_interval|max_nr_accesses" },
+	{ "aggr above an hour", A(1000000, 3601000000ULL, 0, 10, 1000), "aggr_interval" },
 };
 
 static struct attrs_case good_attrs[] = {
@@ -596,6 +597,7 @@ static struct attrs_case good_attrs[] = {
 	{ "min == max == 3", A(5000, 100000, 1000000, 3, 3), "" },
 	{ "aggr == sample", A(5000, 5000, 5000, 3, 10), "" },
 	{ "max_nr_accesses 2^16", A(1, 65536, 0, 10, 1000), "" },
+	{ "aggr of an hour", A(1000000, 3600000000ULL, 0, 10, 1000), "" },
 };
 
 ParameterizedTestParameters(monitor_attrs, validate_refuses)
