@@ -5,7 +5,8 @@
  * --qmp. Each fake domain has a QMP socket and answers what vreclaimd's
  * probe and balloon action ask, as QEMU 7.2 does (a greeting, capabilities
  * negotiation first, "\r\n" after each message, the command's "id" in its
- * reply), one client at a time (QEMU's monitor takes one). It has a balloon
+ * reply), one client at a time (QEMU's monitor takes one); that QMP server
+ * side is tests/lib/fake-qmp.h's, this file has its commands. It has a balloon
  * and, with --agent, a virtio-serial port named org.vreclaim.agent.0 whose
  * unix socket (server=on, beside the QMP socket) is answered as a guest
  * agent would (common/protocol.h): hello, set-policy, get-regions (a
@@ -91,7 +92,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
-#include <json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,9 +100,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "fake-qmp.h"
 #include "fleet-quota.h"
 #include "protocol.h"
 
@@ -115,10 +115,6 @@
 /* The picture's intervals, us: DAMON's defaults. */
 #define SAMPLE_US 5000
 #define AGGR_US	  100000
-
-#define GREETING                                                                                   \
-	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, \"minor\": 2, \"major\": 7}, "          \
-	"\"package\": \"\"}, \"capabilities\": [\"oob\"]}}\r\n"
 
 /* --agent-fault flood: lines a burst, and the oversized line's bytes. */
 #define FLOOD_LINES	 200
@@ -167,7 +163,7 @@ struct endpoint {
  * @out, @out_off: what is to be sent, and how much of it went.
  * @slow:	@out goes a byte per second; @next_byte_us: the next one's time.
  * @draining:	the "never" stall: read everything, answer nothing.
- * @negotiated:	QMP capabilities negotiated.
+ * @session:	the QMP session (capabilities negotiated or not).
  * @want_out:	EPOLLOUT is in its events.
  */
 struct conn {
@@ -179,7 +175,7 @@ struct conn {
 	gboolean slow;
 	gint64 next_byte_us;
 	gboolean draining;
-	gboolean negotiated;
+	struct fake_qmp_session session;
 	gboolean want_out;
 };
 
@@ -378,16 +374,11 @@ static void ep_del(struct endpoint *ep)
 
 static int listen_on(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	g_autoptr(GError) error = NULL;
+	int fd = fake_qmp_listen(path, TRUE, &error);
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		die("socket path %s is too long (at most %zu bytes)", path,
-		    sizeof(sa.sun_path) - 1);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
-		die("cannot listen on %s: %s", path, g_strerror(errno));
+	if (fd < 0)
+		die("%s", error->message);
 	return fd;
 }
 
@@ -485,20 +476,16 @@ static struct conn *conn_accept(struct endpoint *listener, enum kind kind)
 
 /* ---- QMP ---- */
 
-/* The "return" text of @name after negotiation, or NULL with *@cls and
- * *@desc for a QMP error. */
-static char *qmp_lookup(const struct domain *d, const char *name, json_object *args,
-			const char **cls, const char **desc)
+/* The "return" text of @cmd after negotiation, or NULL with *@cls and
+ * *@desc for a QMP error: the domain @data's commands (fake_qmp_lookup_fn). */
+static char *qmp_lookup(const struct fake_qmp_command *cmd, const char **cls, const char **desc,
+			gpointer data)
 {
-	json_object *path = NULL, *prop = NULL;
-	const char *p = NULL, *property = NULL;
+	const struct domain *d = data;
+	const char *name = cmd->execute;
+	const char *p = fake_qmp_command_arg(cmd, "path");
+	const char *property = fake_qmp_command_arg(cmd, "property");
 
-	if (args && json_object_object_get_ex(args, "path", &path) &&
-	    json_object_is_type(path, json_type_string))
-		p = json_object_get_string(path);
-	if (args && json_object_object_get_ex(args, "property", &prop) &&
-	    json_object_is_type(prop, json_type_string))
-		property = json_object_get_string(prop);
 	if (!strcmp(name, "query-name"))
 		return g_strdup_printf("{\"name\": \"%s\"}", d->name);
 	if (!strcmp(name, "query-uuid"))
@@ -558,59 +545,20 @@ static char *qmp_lookup(const struct domain *d, const char *name, json_object *a
 	return NULL;
 }
 
-/* The reply line to @line (owned); *@command_out: whether it was a command
- * after negotiation. */
+/* The reply line to @line (owned), each command recorded and counted;
+ * *@command_out: whether it was a command after negotiation. */
 static char *qmp_answer(struct conn *c, const char *line, gboolean *command_out)
 {
 	struct domain *d = c->ep.d;
-	json_object *cmd = json_tokener_parse(line);
-	json_object *reply = json_object_new_object();
-	json_object *exec = NULL, *id = NULL, *args = NULL;
-	const char *cls = "GenericError", *desc = "QMP input must be an object with \"execute\"";
-	g_autofree char *ret = NULL;
-	const char *name = NULL;
+	struct fake_qmp_command cmd;
 	char *out;
 
-	*command_out = FALSE;
-	if (cmd && json_object_is_type(cmd, json_type_object)) {
-		if (json_object_object_get_ex(cmd, "execute", &exec) &&
-		    json_object_is_type(exec, json_type_string))
-			name = json_object_get_string(exec);
-		json_object_object_get_ex(cmd, "id", &id);
-		json_object_object_get_ex(cmd, "arguments", &args);
-	}
-	if (name) {
-		record(d, "", name);
+	if (fake_qmp_command_parse(&cmd, line)) {
+		record(d, "", cmd.execute);
 		counters[CNT_QMP]++;
-		if (!c->negotiated) {
-			if (!strcmp(name, "qmp_capabilities")) {
-				c->negotiated = TRUE;
-				ret = g_strdup("{}");
-			} else {
-				cls = "CommandNotFound";
-				desc = "Expecting capabilities negotiation with "
-				       "'qmp_capabilities'";
-			}
-		} else {
-			*command_out = TRUE;
-			ret = qmp_lookup(d, name, args, &cls, &desc);
-		}
 	}
-	if (ret) {
-		json_object_object_add(reply, "return", json_tokener_parse(ret));
-	} else {
-		json_object *err = json_object_new_object();
-
-		json_object_object_add(err, "class", json_object_new_string(cls));
-		json_object_object_add(err, "desc", json_object_new_string(desc));
-		json_object_object_add(reply, "error", err);
-	}
-	if (id)
-		json_object_object_add(reply, "id", json_object_get(id));
-	out = g_strconcat(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_SPACED), "\r\n",
-			  NULL);
-	json_object_put(reply);
-	json_object_put(cmd);
+	out = fake_qmp_answer(&c->session, &cmd, qmp_lookup, d, command_out);
+	fake_qmp_command_clear(&cmd);
 	return out;
 }
 
@@ -619,15 +567,14 @@ static char *qmp_answer(struct conn *c, const char *line, gboolean *command_out)
  * would). FALSE when @c was closed. */
 static gboolean qmp_serve(struct conn *c)
 {
-	char *nl;
-
-	while (!c->draining && conn_idle(c) && (nl = memchr(c->in->str, '\n', c->in->len))) {
-		g_autofree char *line = g_strndup(c->in->str, (gsize)(nl - c->in->str));
+	while (!c->draining && conn_idle(c)) {
+		g_autofree char *line = fake_qmp_take_line(c->in);
 		g_autofree char *reply = NULL;
 		gboolean command;
 		enum stall mode;
 
-		g_string_erase(c->in, 0, nl - c->in->str + 1);
+		if (!line)
+			break;
 		if (strspn(line, " \t\r") == strlen(line))
 			continue;
 		reply = qmp_answer(c, line, &command);
@@ -1040,7 +987,7 @@ static void on_event(struct endpoint *ep, uint32_t events)
 		d->qmp = c;
 		c->in = g_string_new(NULL);
 		counters[CNT_QMP_CONNECTS]++;
-		g_string_append(c->out, GREETING);
+		g_string_append(c->out, FAKE_QMP_GREETING);
 		conn_flush(c);
 		return;
 	case AGENT_LISTEN:

@@ -6,7 +6,9 @@
  * Two kinds of QEMU: a fake transport whose commands answer only once the
  * test opens its gate (as libvirt's passthrough, which has no timeout), and
  * our own QMP client against a peer thread on a unix socket that answers
- * normally or one byte at a time. Covered: results come back on the main
+ * normally or one byte at a time (its socket, framing, greeting and
+ * negotiation are tests/lib/fake-qmp.h's; the byte-at-a-time writing and
+ * the stall are this file's). Covered: results come back on the main
  * context; a main-loop timer keeps its period while a job hangs; the
  * watchdog marks the worker stalled (degraded) past the deadline, naming the
  * command; no second job while one is outstanding; a late answer keeps the
@@ -21,14 +23,12 @@
 
 #include <errno.h>
 #include <glib.h>
-#include <glib/gstdio.h>
 #include <json.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "fake-qmp.h"
 #include "qmp/monitor-worker.h"
 #include "qmp/qemu-commands.h"
 
@@ -490,26 +490,18 @@ Test(monitor_worker, more_stalled_workers_than_threads_delay_no_other)
 
 /* ---- our own QMP client against a peer that answers a byte at a time ---- */
 
-/* What QEMU 7.2 greets with. */
-#define GREETING                                                                                   \
-	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, \"minor\": 2, \"major\": 7}, "          \
-	"\"package\": \"\"}, \"capabilities\": []}}\r\n"
-
 /* The slow peer's pause between two bytes, ms. */
 #define SLOW_BYTE_MS 100
 
 /**
  * struct peer - the fake QEMU on a socket: one client at a time.
- * @dir, @path:	its temporary folder and socket.
- * @listen_fd:	the listening socket.
+ * @sock:	its temporary folder, socket path and listening socket.
  * @slow:	send every byte SLOW_BYTE_MS after the last (atomic).
  * @stop:	end the thread (atomic).
  * @thread:	the peer's thread.
  */
 struct peer {
-	char *dir;
-	char *path;
-	int listen_fd;
+	struct fake_qmp_socket sock;
 	gint slow;
 	gint stop;
 	GThread *thread;
@@ -538,53 +530,44 @@ static gboolean peer_send(int fd, const char *text)
 	return TRUE;
 }
 
-/* The reply to the command @line: its "return", with its "id". */
-static char *peer_reply(const char *line)
+/* The "return" of @cmd after the negotiation (fake_qmp_lookup_fn): the
+ * balloon's size for query-balloon, {} for anything else. */
+static char *peer_lookup(const struct fake_qmp_command *cmd, const char **cls, const char **desc,
+			 gpointer data)
 {
-	g_autoptr(json_object) cmd = json_tokener_parse(line);
-	g_autoptr(json_object) reply = json_object_new_object();
-	json_object *exec = NULL, *id = NULL;
-	const char *name = "";
-
-	if (cmd && json_object_object_get_ex(cmd, "execute", &exec))
-		name = json_object_get_string(exec);
-	if (!strcmp(name, "query-balloon"))
-		json_object_object_add(reply, "return",
-				       json_tokener_parse("{\"actual\": 1073741824}"));
-	else
-		json_object_object_add(reply, "return", json_object_new_object());
-	if (cmd && json_object_object_get_ex(cmd, "id", &id))
-		json_object_object_add(reply, "id", json_object_get(id));
-	return g_strconcat(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN), "\r\n",
-			   NULL);
+	(void)cls;
+	(void)desc;
+	(void)data;
+	if (!strcmp(cmd->execute, "query-balloon"))
+		return g_strdup("{\"actual\": 1073741824}");
+	return g_strdup("{}");
 }
 
 static void peer_session(int fd)
 {
 	g_autoptr(GString) in = g_string_new(NULL);
+	struct fake_qmp_session session = { 0 };
 
-	if (!peer_send(fd, GREETING))
+	if (!peer_send(fd, FAKE_QMP_GREETING))
 		return;
 	while (!g_atomic_int_get(&peer.stop)) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		char buf[4096];
-		char *nl;
-		ssize_t n;
+		g_autofree char *line = NULL;
+		g_autofree char *reply = NULL;
+		struct fake_qmp_command cmd;
 
-		while ((nl = memchr(in->str, '\n', in->len))) {
-			g_autofree char *line = g_strndup(in->str, (gsize)(nl - in->str));
-			g_autofree char *reply = peer_reply(line);
-
-			g_string_erase(in, 0, nl - in->str + 1);
-			if (!peer_send(fd, reply))
-				return;
-		}
-		if (poll(&pfd, 1, 50) <= 0)
+		switch (fake_qmp_read_line(fd, in, 50, &line)) {
+		case FAKE_QMP_READ_TIMEOUT:
 			continue;
-		n = recv(fd, buf, sizeof(buf), 0);
-		if (n <= 0)
+		case FAKE_QMP_READ_CLOSED:
 			return;
-		g_string_append_len(in, buf, n);
+		case FAKE_QMP_READ_LINE:
+			break;
+		}
+		fake_qmp_command_parse(&cmd, line);
+		reply = fake_qmp_answer(&session, &cmd, peer_lookup, NULL, NULL);
+		fake_qmp_command_clear(&cmd);
+		if (!peer_send(fd, reply))
+			return;
 	}
 }
 
@@ -592,12 +575,8 @@ static gpointer peer_main(gpointer data)
 {
 	(void)data;
 	while (!g_atomic_int_get(&peer.stop)) {
-		struct pollfd pfd = { .fd = peer.listen_fd, .events = POLLIN };
-		int fd;
+		int fd = fake_qmp_accept(peer.sock.listen_fd, 50);
 
-		if (poll(&pfd, 1, 50) <= 0)
-			continue;
-		fd = accept(peer.listen_fd, NULL, NULL);
 		if (fd < 0)
 			continue;
 		peer_session(fd);
@@ -608,22 +587,11 @@ static gpointer peer_main(gpointer data)
 
 static void peer_setup(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	g_autoptr(GError) error = NULL;
 
 	gates_setup();
-	peer.listen_fd = -1;
-	peer.dir = g_dir_make_tmp("vr-monitor-worker-XXXXXX", &error);
-	cr_assert_not_null(peer.dir, "cannot make a temporary folder: %s",
-			   error ? error->message : "?");
-	peer.path = g_build_filename(peer.dir, "qmp.sock", NULL);
-	cr_assert_lt(strlen(peer.path), sizeof(sa.sun_path), "socket path too long");
-	memcpy(sa.sun_path, peer.path, strlen(peer.path) + 1);
-	peer.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	cr_assert_geq(peer.listen_fd, 0, "socket: %s", g_strerror(errno));
-	cr_assert_eq(bind(peer.listen_fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "bind: %s",
-		     g_strerror(errno));
-	cr_assert_eq(listen(peer.listen_fd, 4), 0, "listen: %s", g_strerror(errno));
+	cr_assert(fake_qmp_socket_open(&peer.sock, "vr-monitor-worker-XXXXXX", &error), "%s",
+		  error ? error->message : "?");
 	peer.thread = g_thread_new("fake-qemu", peer_main, NULL);
 }
 
@@ -632,14 +600,7 @@ static void peer_teardown(void)
 	g_atomic_int_set(&peer.stop, 1);
 	if (peer.thread)
 		g_thread_join(peer.thread);
-	if (peer.listen_fd >= 0)
-		close(peer.listen_fd);
-	if (peer.path)
-		g_unlink(peer.path);
-	if (peer.dir)
-		g_rmdir(peer.dir);
-	g_free(peer.path);
-	g_free(peer.dir);
+	fake_qmp_socket_close(&peer.sock);
 }
 
 TestSuite(monitor_worker_qmp, .init = peer_setup, .fini = peer_teardown,
@@ -656,7 +617,7 @@ Test(monitor_worker_qmp, a_peer_sending_a_byte_at_a_time_blocks_nothing)
 	main_thread = g_thread_self();
 	g_atomic_int_set(&peer.slow, 1);
 	w = vr_monitor_worker_new(
-		"slow", vr_qemu_monitor_new_qmp_unconnected(peer.path, TIMEOUT_MS), &error);
+		"slow", vr_qemu_monitor_new_qmp_unconnected(peer.sock.path, TIMEOUT_MS), &error);
 	cr_assert_not_null(w, "expected a worker: %s", error ? error->message : "?");
 	id = g_timeout_add(TICK_MS, ticker_tick, &t);
 

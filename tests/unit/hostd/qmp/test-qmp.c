@@ -3,7 +3,8 @@
  * Unit tests of the QMP client (hostd/qmp/qmp.c) and the QEMU monitor transports
  * (hostd/qmp/qemu-monitor.c, hostd/libvirt/qemu-passthrough.c), against a fake QMP server: a thread on a unix
  * socket in a temporary folder that plays a script per test (accept, send
- * lines, expect commands, sleep, close). Covered: greeting and
+ * lines, expect commands, sleep, close), over tests/lib/fake-qmp.h's socket,
+ * framing and greeting; the scripts and their faults are this file's. Covered: greeting and
  * capabilities; a plain reply; an error reply; events before the reply
  * (queued in order, bounded); a reply with a foreign id; a slow reply
  * (TIMEOUT, then CLOSED); garbage, a non-object, an oversized line, a bad
@@ -21,16 +22,13 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include <errno.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <libvirt/virterror.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "fake-qmp.h"
 #include "libvirt/qemu-passthrough.h"
 #include "qmp/qemu-monitor.h"
 #include "qmp/qmp.h"
@@ -42,10 +40,6 @@
 /* How long the fake server waits for the client, ms: far beyond any test. */
 #define FAKE_WAIT_MS 5000
 
-/* What QEMU 7.2 greets with (tests/data/qemu/README.md). */
-#define GREETING                                                                                   \
-	"{'QMP': {'version': {'qemu': {'micro': 22, 'minor': 2, 'major': 7}, 'package': 'Debian "  \
-	"1:7.2+dfsg-7+deb12u18+b3'}, 'capabilities': ['oob']}}\n"
 #define RETURN_EMPTY "{'return': {}, 'id': %ID%}\n"
 
 /**
@@ -77,25 +71,23 @@ struct step {
 };
 
 #define HANDSHAKE                                                                                  \
-	{ STEP_ACCEPT }, { STEP_SEND, GREETING }, { STEP_RECV, "qmp_capabilities" },               \
+	{ STEP_ACCEPT }, { STEP_SEND, FAKE_QMP_GREETING }, { STEP_RECV, "qmp_capabilities" },      \
 	{                                                                                          \
 		STEP_SEND, RETURN_EMPTY                                                            \
 	}
 
 /**
- * struct fake_qmp - the fake server of one test.
- * @dir, @path:	 its temporary folder and socket.
- * @listen_fd, @fd: the listening socket and the current connection.
+ * struct scripted_qmp - the fake server of one test.
+ * @sock:	 its temporary folder, socket path and listening socket.
+ * @fd:		 the current connection.
  * @in:		 bytes received and not yet taken as lines.
  * @script:	 the steps; @progress counts those done.
  * @last_id:	 the "id" of the last command received, as JSON text.
  * @received:	 every command line received (char *).
  * @failure:	 what went wrong on the server's side, or NULL.
  */
-struct fake_qmp {
-	char *dir;
-	char *path;
-	int listen_fd;
+struct scripted_qmp {
+	struct fake_qmp_socket sock;
 	int fd;
 	GString *in;
 	const struct step *script;
@@ -107,7 +99,7 @@ struct fake_qmp {
 	char *failure;
 };
 
-static struct fake_qmp fake;
+static struct scripted_qmp fake;
 
 static gboolean fake_fail(const char *what)
 {
@@ -120,73 +112,44 @@ static gboolean fake_fail(const char *what)
 
 static gboolean fake_send_all(const char *buf, gsize len)
 {
-	while (len) {
-		struct pollfd pfd = { .fd = fake.fd, .events = POLLOUT };
-		ssize_t n;
-
-		if (poll(&pfd, 1, FAKE_WAIT_MS) != 1)
-			return FALSE;
-		n = send(fake.fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (n <= 0)
-			return FALSE;
-		buf += n;
-		len -= (gsize)n;
-	}
-	return TRUE;
+	return fake_qmp_send_all(fake.fd, buf, len, FAKE_WAIT_MS);
 }
 
 static gboolean fake_recv(const char *command)
 {
-	for (;;) {
-		char *nl = memchr(fake.in->str, '\n', fake.in->len);
-		struct pollfd pfd = { .fd = fake.fd, .events = POLLIN };
-		char buf[4096];
-		ssize_t n;
+	struct fake_qmp_command cmd;
+	g_autofree char *line = NULL;
+	gboolean ok;
 
-		if (nl) {
-			g_autofree char *line = g_strndup(fake.in->str, (gsize)(nl - fake.in->str));
-			g_autoptr(json_object) cmd = json_tokener_parse(line);
-			json_object *execute = NULL, *id = NULL;
-
-			g_string_erase(fake.in, 0, nl - fake.in->str + 1);
-			if (!json_object_object_get_ex(cmd, "execute", &execute) ||
-			    strcmp(json_object_get_string(execute), command))
-				return fake_fail(line);
-			g_mutex_lock(&fake.lock);
-			g_free(fake.last_id);
-			fake.last_id = json_object_object_get_ex(cmd, "id", &id) ?
-					       g_strdup(json_object_to_json_string(id)) :
-					       g_strdup("null");
-			g_ptr_array_add(fake.received, g_steal_pointer(&line));
-			g_mutex_unlock(&fake.lock);
-			return TRUE;
-		}
-		if (poll(&pfd, 1, FAKE_WAIT_MS) != 1)
-			return fake_fail("no command came");
-		n = read(fake.fd, buf, sizeof(buf));
-		if (n <= 0)
-			return fake_fail("the client closed before sending a command");
-		g_string_append_len(fake.in, buf, n);
+	switch (fake_qmp_read_line(fake.fd, fake.in, FAKE_WAIT_MS, &line)) {
+	case FAKE_QMP_READ_TIMEOUT:
+		return fake_fail("no command came");
+	case FAKE_QMP_READ_CLOSED:
+		return fake_fail("the client closed before sending a command");
+	case FAKE_QMP_READ_LINE:
+		break;
 	}
+	ok = fake_qmp_command_parse(&cmd, line) && !strcmp(cmd.execute, command);
+	if (ok) {
+		g_mutex_lock(&fake.lock);
+		g_free(fake.last_id);
+		fake.last_id = g_strdup(cmd.id ? json_object_to_json_string(cmd.id) : "null");
+		g_ptr_array_add(fake.received, g_steal_pointer(&line));
+		g_mutex_unlock(&fake.lock);
+	}
+	fake_qmp_command_clear(&cmd);
+	return ok || fake_fail(line);
 }
 
 static gboolean fake_step(const struct step *s)
 {
 	switch (s->kind) {
-	case STEP_ACCEPT: {
-		struct pollfd pfd = { .fd = fake.listen_fd, .events = POLLIN };
-
+	case STEP_ACCEPT:
 		if (fake.fd >= 0)
 			close(fake.fd);
-		fake.fd = -1;
 		g_string_truncate(fake.in, 0);
-		if (poll(&pfd, 1, FAKE_WAIT_MS) != 1)
-			return fake_fail("no connection came");
-		fake.fd = accept(fake.listen_fd, NULL, NULL);
-		return fake.fd >= 0 || fake_fail("accept failed");
-	}
+		fake.fd = fake_qmp_accept(fake.sock.listen_fd, FAKE_WAIT_MS);
+		return fake.fd >= 0 || fake_fail("no connection came");
 	case STEP_SEND: {
 		g_autofree char *text = dq(s->text);
 		GString *line = g_string_new(text);
@@ -210,9 +173,9 @@ static gboolean fake_step(const struct step *s)
 		fake.fd = -1;
 		return TRUE;
 	case STEP_UNLISTEN:
-		close(fake.listen_fd);
-		fake.listen_fd = -1;
-		g_unlink(fake.path);
+		close(fake.sock.listen_fd);
+		fake.sock.listen_fd = -1;
+		g_unlink(fake.sock.path);
 		return TRUE;
 	case STEP_SEND_HUGE: {
 		GString *line = g_string_new("{\"return\": \"");
@@ -285,23 +248,14 @@ static void fake_finish(void)
 static void fake_setup(void)
 {
 	g_autoptr(GError) err = NULL;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
 	memset(&fake, 0, sizeof(fake));
 	g_mutex_init(&fake.lock);
 	fake.fd = -1;
 	fake.in = g_string_new(NULL);
 	fake.received = g_ptr_array_new_with_free_func(g_free);
-	fake.dir = g_dir_make_tmp("vr-qmp-XXXXXX", &err);
-	cr_assert_not_null(fake.dir, "cannot make a temporary folder: %s",
-			   err ? err->message : "?");
-	fake.path = g_build_filename(fake.dir, "qmp.sock", NULL);
-	g_strlcpy(sa.sun_path, fake.path, sizeof(sa.sun_path));
-	fake.listen_fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	cr_assert(fake.listen_fd >= 0 &&
-			  bind(fake.listen_fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-			  listen(fake.listen_fd, 4) == 0,
-		  "cannot listen on %s: %s", fake.path, g_strerror(errno));
+	cr_assert(fake_qmp_socket_open(&fake.sock, "vr-qmp-XXXXXX", &err), "%s",
+		  err ? err->message : "?");
 }
 
 static void fake_teardown(void)
@@ -310,12 +264,7 @@ static void fake_teardown(void)
 		g_thread_join(fake.thread);
 	if (fake.fd >= 0)
 		close(fake.fd);
-	if (fake.listen_fd >= 0)
-		close(fake.listen_fd);
-	g_unlink(fake.path);
-	g_rmdir(fake.dir);
-	g_free(fake.path);
-	g_free(fake.dir);
+	fake_qmp_socket_close(&fake.sock);
 	g_free(fake.last_id);
 	g_free(fake.failure);
 	g_ptr_array_unref(fake.received);
@@ -338,7 +287,7 @@ static struct vr_qmp *start_and_connect(const struct step *script)
 	struct vr_qmp *qmp;
 
 	fake_start(script);
-	qmp = vr_qmp_connect(fake.path, 2000, &err);
+	qmp = vr_qmp_connect(fake.sock.path, 2000, &err);
 	cr_assert_not_null(qmp, "expected to connect, got: %s", err ? err->message : "?");
 	return qmp;
 }
@@ -351,7 +300,7 @@ static GError *connect_fails(const struct step *script, guint timeout_ms, const 
 	g_autoptr(vr_qmp) qmp = NULL;
 
 	fake_start(script);
-	qmp = vr_qmp_connect(fake.path, timeout_ms, &err);
+	qmp = vr_qmp_connect(fake.sock.path, timeout_ms, &err);
 	fake_finish();
 	cr_assert_null(qmp, "%s: expected the connection to fail", what);
 	return err;
@@ -365,7 +314,7 @@ static struct vr_qemu_monitor *start_monitor(const struct step *script, guint ti
 	struct vr_qemu_monitor *mon;
 
 	fake_start(script);
-	mon = vr_qemu_monitor_new_qmp(fake.path, timeout_ms, &err);
+	mon = vr_qemu_monitor_new_qmp(fake.sock.path, timeout_ms, &err);
 	cr_assert_not_null(mon, "%s", err ? err->message : "?");
 	return mon;
 }
@@ -398,7 +347,7 @@ Test(qmp, greeting_then_capabilities)
 	cr_expect_null(strstr(received(0), "arguments"),
 		       "qmp_capabilities should enable nothing: %s", received(0));
 	cr_expect_not(vr_qmp_is_broken(qmp), "a fresh client is not broken");
-	cr_expect_str_eq(vr_qmp_get_path(qmp), fake.path);
+	cr_expect_str_eq(vr_qmp_get_path(qmp), fake.sock.path);
 }
 
 Test(qmp, plain_reply_with_arguments)
@@ -629,7 +578,7 @@ static const struct bad_line_case bad_lines[] = {
 	  "data;an object" },
 	{ "event with no name", "{'event': '', 'timestamp': {'seconds': 1, 'microseconds': 0}}\n",
 	  "event;name" },
-	{ "second greeting", GREETING, "greeted again" },
+	{ "second greeting", FAKE_QMP_GREETING, "greeted again" },
 	{ "member given twice", "{'return': {}, 'return': 1, 'id': %ID%}\n", "twice" },
 };
 
@@ -654,7 +603,7 @@ ParameterizedTest(const struct bad_line_case *c, qmp, bad_line_breaks_the_client
 		      c->name);
 	fake_finish();
 	assert_error(err, VR_QMP_ERROR, VR_QMP_ERROR_PROTOCOL, c->words, c->name);
-	cr_expect(msg_has_any(err->message, fake.path),
+	cr_expect(msg_has_any(err->message, fake.sock.path),
 		  "%s: the message should name the socket: %s", c->name, err->message);
 	cr_expect(vr_qmp_is_broken(qmp), "%s: a protocol error breaks the client", c->name);
 	cr_assert_not(vr_qmp_execute(qmp, "query-status", NULL, 2000, NULL, &err2));
@@ -805,7 +754,7 @@ ParameterizedTest(const struct bad_greeting_case *c, qmp, bad_greeting)
 	g_autoptr(GError) err = connect_fails(script, 2000, c->name);
 
 	assert_error(err, VR_QMP_ERROR, c->code, c->words, c->name);
-	cr_expect(msg_has_any(err->message, fake.path),
+	cr_expect(msg_has_any(err->message, fake.sock.path),
 		  "%s: the message should name the socket: %s", c->name, err->message);
 }
 
@@ -813,7 +762,7 @@ Test(qmp, refused_capabilities)
 {
 	static const struct step script[] = {
 		{ STEP_ACCEPT },
-		{ STEP_SEND, GREETING },
+		{ STEP_SEND, FAKE_QMP_GREETING },
 		{ STEP_RECV, "qmp_capabilities" },
 		{ STEP_SEND, "{'error': {'class': 'CommandNotFound', 'desc': 'Capabilities "
 			     "negotiation is already complete'}, 'id': %ID%}\n" },
@@ -846,7 +795,7 @@ Test(qmp, no_greeting_in_time)
 
 Test(qmp, no_socket)
 {
-	g_autofree char *path = g_build_filename(fake.dir, "missing.sock", NULL);
+	g_autofree char *path = g_build_filename(fake.sock.dir, "missing.sock", NULL);
 	g_autoptr(vr_qmp) qmp = NULL;
 	g_autoptr(GError) err = NULL;
 
@@ -947,7 +896,7 @@ Test(qemu_monitor, executes_over_qmp)
 	g_autoptr(GError) err = NULL;
 
 	cr_expect_str_eq(mon->ops->name, "qmp");
-	cr_expect_str_eq(mon->target, fake.path);
+	cr_expect_str_eq(mon->target, fake.sock.path);
 	cr_expect_eq(mon->timeout_ms, 1500, "the monitor keeps the timeout it was made with");
 	cr_assert(vr_qemu_monitor_execute(mon, "query-memory-size-summary", NULL, 2000, &ret, &err),
 		  "%s", err ? err->message : "?");
