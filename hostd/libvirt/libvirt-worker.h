@@ -9,7 +9,8 @@
  * and a stopped libvirtd never does: a connection that is already open is
  * declared dead by libvirt's keepalive after about 20 s, virConnectOpen()
  * waits for ever. The worker runs such calls as jobs on its own thread, one
- * at a time and in order, and hands each result back to the main context.
+ * at a time and in order, and hands each result back to the main context
+ * (a queue of the job pool, job-pool.h, on a pool of one thread).
  *
  * Deadlines: a job is answered within the worker's timeout of its
  * submission or of the thread's last sign of life, whichever is later (a

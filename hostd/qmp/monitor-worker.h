@@ -8,8 +8,8 @@
  * takes). A worker owns one domain's monitor and runs that domain's monitor
  * jobs (the probe of a --qmp QEMU, the balloon's query and target, the RAM
  * map) on a thread of a pool that every worker of the process shares, one
- * at a time; each job's result is handed back to the main context, where
- * the daemon applies it. A domain has at most one job outstanding: the tick
+ * at a time (a queue of the job pool, job-pool.h); each job's result is
+ * handed back to the main context, where the daemon applies it. A domain has at most one job outstanding: the tick
  * asks vr_monitor_worker_is_busy() and queues nothing more while QEMU has
  * not answered (no pile-up). The pool has a few threads, and one more for
  * each job the watchdog found stalled while it runs: stalled QEMUs cannot
