@@ -94,33 +94,35 @@ static char *domain_file(guint i, const char *file)
 	return g_build_filename(dir, "fleet", name, file, NULL);
 }
 
-/* How many times domain @i was sent @command ("agent:NAME" for its agent). */
-static guint count(guint i, const char *command)
+/* The commands domain @i was sent, one a line, in order ("agent:NAME" for
+ * its agent's); an empty list before its record exists. */
+static GStrv record_lines(guint i)
 {
 	g_autofree char *path = domain_file(i, "commands.txt");
 	g_autofree char *text = NULL;
-	g_auto(GStrv) lines = NULL;
-	guint n = 0;
 
 	if (!g_file_get_contents(path, &text, NULL, NULL))
-		return 0;
-	lines = g_strsplit(text, "\n", -1);
+		return g_new0(char *, 1);
+	return g_strsplit(text, "\n", -1);
+}
+
+/* How many times domain @i was sent @command. */
+static guint count(guint i, const char *command)
+{
+	g_auto(GStrv) lines = record_lines(i);
+	guint n = 0;
+
 	for (guint j = 0; lines[j]; j++)
 		n += !strcmp(lines[j], command);
 	return n;
 }
 
-/* The line of domain @i's record where @command ("agent:NAME") was first
- * sent, from 0; G_MAXUINT when it never was. */
+/* The line of domain @i's record where @command was first sent, from 0;
+ * G_MAXUINT when it never was. */
 static guint first_sent(guint i, const char *command)
 {
-	g_autofree char *path = domain_file(i, "commands.txt");
-	g_autofree char *text = NULL;
-	g_auto(GStrv) lines = NULL;
+	g_auto(GStrv) lines = record_lines(i);
 
-	if (!g_file_get_contents(path, &text, NULL, NULL))
-		return G_MAXUINT;
-	lines = g_strsplit(text, "\n", -1);
 	for (guint j = 0; lines[j]; j++)
 		if (!strcmp(lines[j], command))
 			return j;
