@@ -26,7 +26,7 @@ ASAN_ENV := \
 # meson/ninja parallelise the real work.
 .NOTPARALLEL:
 
-.PHONY: all deps build demo check asan-build check-asan check-asan-e2e fuzz bench bench-fleet bench-guest bench-vm architecture-svg format clean
+.PHONY: all deps build demo check asan-build check-asan check-asan-e2e fuzz bench bench-fleet bench-guest bench-vm architecture-svg format deb clean
 
 all: build
 
@@ -117,6 +117,21 @@ architecture-svg:
 
 format:
 	git ls-files -z -- '*.c' '*.h' | xargs -0 -r clang-format -i
+
+# The Debian packages vreclaimd and vreclaim-agent (debian/) of this
+# checkout, with their .buildinfo and .changes, in $(BUILD)/deb/.
+# dpkg-buildpackage builds in obj-<triplet>/ and writes to the parent
+# folder: the files it wrote are those debian/files lists (the packages, their
+# -dbgsym packages, the .buildinfo) and the .changes, named after the
+# version and architecture, which are moved from there.
+deb:
+	scripts/install-deps --deb
+	dpkg-buildpackage -us -uc -b
+	mkdir -p $(BUILD)/deb
+	version=$$(dpkg-parsechangelog -SVersion) arch=$$(dpkg-architecture -qDEB_HOST_ARCH) && \
+		files="$$(cut -d' ' -f1 debian/files) vreclaim_$${version}_$${arch}.changes" && \
+		cd .. && mv -f $$files $(abspath $(BUILD))/deb/
+	ls -l $(BUILD)/deb
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
