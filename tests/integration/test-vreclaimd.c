@@ -158,12 +158,12 @@ static char *dir;	  /* the test's temporary folder */
 static char *node_path;	  /* dir/node.xml */
 static char *config_path; /* dir/vreclaimd.conf */
 static char *socket_path; /* dir/ctl.sock */
+static char *log_path;	  /* dir/daemon.log */
+static char *log_text;	  /* its text as daemon_log() last read it */
+static GPid daemon_pid;
 /* The control socket the config file names: socket_path when NULL (the
  * test of the command line's values gives the file another). */
 static const char *file_socket_path;
-static char *log_path; /* dir/daemon.log */
-static char *log_text; /* its text as daemon_log() last read it */
-static GPid daemon_pid;
 
 /* ---- files ---- */
 
