@@ -35,7 +35,8 @@ enum vr_config_key_kind {
  * @offset:	 offsetof() the field of struct vr_daemon_config it sets.
  * @min, @max:	 the allowed range of KEY_U64, KEY_U32 and KEY_SIZE values.
  * @unit:	 the unit messages give for numbers; "user" or "group" for
- *		 KEY_IDS.
+ *		 KEY_IDS; for KEY_PERCENT, what the value is a share of, with
+ *		 its examples and its off value, as the message says it.
  */
 struct vr_config_key {
 	const char *group;

@@ -211,12 +211,9 @@ static gboolean parse_wmark_metric(const char *value, enum vr_wmark_metric *out,
 	return TRUE;
 }
 
-#define PERCENT_EXPECTED                                                                           \
-	"expected a share of time in percent from 0 to 100 with at most two decimals, as "         \
-	"/proc/pressure/memory prints it (e.g. 10 or 2.5); 0 turns it off"
-
-/* "12.34" -> 1234 basis points. */
-static gboolean parse_percent(const char *value, uint32_t *out_bp, char **why)
+/* "12.34" -> 1234 basis points; @k's unit says what the share is of. */
+static gboolean parse_percent(const char *value, const struct vr_config_key *k, uint32_t *out_bp,
+			      char **why)
 {
 	const char *dot = strchr(value, '.');
 	size_t int_len = dot ? (size_t)(dot - value) : strlen(value);
@@ -225,7 +222,9 @@ static gboolean parse_percent(const char *value, uint32_t *out_bp, char **why)
 
 	if (int_len == 0 || int_len > 3 || strspn(value, "0123456789") != int_len ||
 	    (dot && (frac_len == 0 || frac_len > 2 || strspn(dot + 1, "0123456789") != frac_len))) {
-		*why = g_strdup(PERCENT_EXPECTED);
+		*why = g_strdup_printf("expected %s in percent from 0 to 100 with at most two "
+				       "decimals",
+				       k->unit);
 		return FALSE;
 	}
 	for (size_t i = 0; i < int_len; i++)
@@ -236,7 +235,9 @@ static gboolean parse_percent(const char *value, uint32_t *out_bp, char **why)
 	if (frac_len == 2)
 		bp += (uint32_t)(dot[2] - '0');
 	if (bp > VR_HOST_PSI_BP_MAX) {
-		*why = g_strdup(PERCENT_EXPECTED);
+		*why = g_strdup_printf("expected %s in percent from 0 to 100 with at most two "
+				       "decimals",
+				       k->unit);
 		return FALSE;
 	}
 	*out_bp = bp;
@@ -416,7 +417,7 @@ gboolean vr_config_value_parse(struct vr_daemon_config *c, const struct vr_confi
 	case KEY_WMARK_METRIC:
 		return parse_wmark_metric(value, AT(c, k, enum vr_wmark_metric), why);
 	case KEY_PERCENT:
-		return parse_percent(value, AT(c, k, uint32_t), why);
+		return parse_percent(value, k, AT(c, k, uint32_t), why);
 	case KEY_SIZE:
 		return parse_size(value, k, AT(c, k, uint64_t), why);
 	case KEY_ACTIONS:

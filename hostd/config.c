@@ -49,8 +49,8 @@ G_DEFINE_QUARK(vr-config-error-quark, vr_config_error)
 /* 5000 ms: an agent in a busy TCG guest answers within about a second; five
  * leaves room without stalling a tick for long. */
 #define DEFAULT_AGENT_TIMEOUT_MS 5000U
-/* 60000 ms: retries (doubling from one second) while libvirtd or a guest
- * restarts, at most once a minute after that. */
+/* 60000 ms: retries (doubling from half a second) while libvirtd restarts,
+ * at most once a minute after that. */
 #define DEFAULT_RECONNECT_MAX_MS 60000U
 /* The published DAMON_RECLAIM watermarks (SEMANTICS.md §3), per-mille of
  * free memory: start below 40%, stop above 50%, step aside below 20%. */
@@ -152,6 +152,10 @@ void vr_daemon_config_free(struct vr_daemon_config *c)
 
 /* ---- the keys ---- */
 
+/* What a PSI threshold is a share of, for the message of a bad one. */
+#define PSI_THRESHOLD_SHARE                                                                        \
+	"a share of time, as /proc/pressure/memory prints it (e.g. 10 or 2.5; 0 turns it off)"
+
 #define FIELD(f) offsetof(struct vr_daemon_config, f)
 
 static const char *const group_names[] = { "daemon", "host", "fleet" };
@@ -188,14 +192,16 @@ static const struct vr_config_key keys[] = {
 	  "per-mille" },
 	{ "host", "access-source", KEY_ACCESS_SOURCE, FIELD(host_access_source), 0, 0, NULL },
 	{ "host", "psi-some-threshold", KEY_PERCENT, FIELD(host_wmarks.psi_some_threshold_bp), 0, 0,
-	  NULL },
+	  PSI_THRESHOLD_SHARE },
 	{ "host", "psi-full-threshold", KEY_PERCENT, FIELD(host_wmarks.psi_full_threshold_bp), 0, 0,
-	  NULL },
+	  PSI_THRESHOLD_SHARE },
 	{ "fleet", "quota-size", KEY_SIZE, FIELD(fleet_quota_bytes), 0, MAX_FLEET_QUOTA_BYTES,
 	  NULL },
 	{ "fleet", "quota-reset-interval-ms", KEY_U64, FIELD(fleet_quota_reset_interval_ms),
 	  MIN_INTERVAL_MS, MAX_INTERVAL_MS, "ms" },
-	{ "fleet", "credit-floor", KEY_PERCENT, FIELD(fleet_credit_floor_bp), 0, 0, NULL },
+	{ "fleet", "credit-floor", KEY_PERCENT, FIELD(fleet_credit_floor_bp), 0, 0,
+	  "the least share of its quota a domain keeps (e.g. 12.5; 100 turns the credit's cut "
+	  "off)" },
 	{ "fleet", "pictures-per-tick", KEY_U32, FIELD(fleet_pictures_per_tick), 1,
 	  MAX_FLEET_PICTURES_PER_TICK, NULL },
 	{ "fleet", "default-priority", KEY_U32, FIELD(default_priority), 0, 100, NULL },

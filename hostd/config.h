@@ -127,7 +127,8 @@ const char *vr_host_access_source_name(enum vr_host_access_source_kind kind);
  * @metrics_port:	 its TCP port, 1..65535; 0 when it is off.
  * @interval_ms:	 time between two decide/act ticks, ms.
  * @agent_timeout_ms:	 longest wait for an agent's reply, ms.
- * @reconnect_max_ms:	 cap of the reconnection backoff (libvirt, agents), ms.
+ * @reconnect_max_ms:	 cap of libvirt's reconnection backoff, ms (an agent's
+ *			 backoff has its own cap, 30 s).
  *
  * [host]:
  * @host_wmarks:	 when the host needs memory (keys "watermark-*",

@@ -59,6 +59,9 @@ struct vr_manager_qmp_socket {
  *		elements).
  * @run_dir_override, @run_dir: libvirt's QEMU state folder, as given and as
  *		used. Owned.
+ * @connect_override, @control_socket_override: --connect and
+ *		--control-socket, put over each config loaded; NULL when not
+ *		given. Owned.
  * @listing:	a listing of libvirt's domains is outstanding (one at a time).
  * @views:	what libvirt last said of each of its domains (uuid -> struct
  *		vr_libvirt_domain *, owned): a reload applies the new config
@@ -86,6 +89,8 @@ struct vr_manager {
 	GArray *qmp;
 	char *run_dir_override;
 	char *run_dir;
+	char *connect_override;
+	char *control_socket_override;
 	gboolean listing;
 	GHashTable *views;
 	struct vr_read_batch *reads;

@@ -242,13 +242,16 @@ static void ctl_set_read(const struct vr_libvirt_domain *ld, const GError *error
 		return;
 	}
 	/* Start from what its metadata says now (defaults when it has none or
-	 * it is invalid: set then writes a whole valid element). */
+	 * it is invalid: set then writes a whole valid element). An element
+	 * that does not parse was written to opt in (an element enables unless
+	 * it says no); a domain without one stays managed or not as the manage
+	 * mode has it, until a setting says enable. */
 	if (ld->metadata)
 		tuning = vr_domain_tuning_parse(ld->metadata, &local);
 	g_clear_error(&local);
 	if (!tuning) {
 		tuning = vr_domain_tuning_new();
-		tuning->enable = TRUE;
+		tuning->enable = ld->metadata || m->env.config->manage == VR_MANAGE_ALL;
 	}
 	if (!tuning_apply_settings(m, tuning, (const char *const *)c->settings, &local)) {
 		vr_control_call_finish(g_steal_pointer(&c->call), local);
@@ -318,6 +321,20 @@ static const struct vr_control_ops control_ops = {
 
 /* ---- life cycle ----------------------------------------------------------- */
 
+/* Puts the command line's values over those of @config, the one loaded at
+ * start or by a reload. */
+static void apply_command_line(const struct vr_manager *m, struct vr_daemon_config *config)
+{
+	if (m->connect_override) {
+		g_free(config->connect_uri);
+		config->connect_uri = g_strdup(m->connect_override);
+	}
+	if (m->control_socket_override) {
+		g_free(config->control_socket);
+		config->control_socket = g_strdup(m->control_socket_override);
+	}
+}
+
 struct vr_manager *vr_manager_new(struct vr_daemon_config *config, const char *config_path,
 				  const struct vr_manager_paths *paths, GError **error)
 {
@@ -326,6 +343,9 @@ struct vr_manager *vr_manager_new(struct vr_daemon_config *config, const char *c
 	g_autofree char *path = NULL;
 	g_autoptr(GError) local = NULL;
 
+	m->connect_override = g_strdup(paths ? paths->connect_uri : NULL);
+	m->control_socket_override = g_strdup(paths ? paths->control_socket : NULL);
+	apply_command_line(m, owned);
 	m->env.config = g_steal_pointer(&owned);
 	m->config_path = g_strdup(config_path);
 	m->env.procfs = g_strdup(paths && paths->procfs ? paths->procfs : "/proc");
@@ -435,7 +455,10 @@ gboolean vr_manager_reload(struct vr_manager *m, GError **error)
 		return FALSE;
 	}
 	next = vr_daemon_config_load(m->config_path, error);
-	if (!next || !vr_daemon_config_control_rules(next, &rules, error))
+	if (!next)
+		return FALSE;
+	apply_command_line(m, next);
+	if (!vr_daemon_config_control_rules(next, &rules, error))
 		return FALSE;
 	m->decide_now = TRUE;
 	servers_changed = g_strcmp0(next->control_socket, m->env.config->control_socket) != 0 ||
@@ -537,6 +560,8 @@ void vr_manager_free(struct vr_manager *m)
 	g_free(m->env.procfs);
 	g_free(m->env.sysfs);
 	g_free(m->run_dir_override);
+	g_free(m->connect_override);
+	g_free(m->control_socket_override);
 	g_free(m->run_dir);
 	g_free(m);
 }

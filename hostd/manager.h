@@ -27,12 +27,18 @@ typedef struct vr_manager vr_manager;
  *		one of the connection's URI (vr_libvirt_run_dir()).
  * @qmp_sockets: QMP sockets of QEMU processes run without libvirt
  *		(--qmp), NULL-terminated; NULL for none. Copied.
+ * @connect_uri, @control_socket: the command line's values of the config's
+ *		keys "connect" and "control-socket" (--connect,
+ *		--control-socket), which win over the file's at start and at
+ *		every reload; NULL: the file's. Copied.
  */
 struct vr_manager_paths {
 	const char *procfs;
 	const char *sysfs;
 	const char *run_dir;
 	const char *const *qmp_sockets;
+	const char *connect_uri;
+	const char *control_socket;
 };
 
 #define VR_MANAGER_ERROR (vr_manager_error_quark())

@@ -104,9 +104,11 @@ int main(int argc, char **argv)
 		  ", built-in defaults when it does not exist)",
 		  "FILE" },
 		{ "connect", 0, 0, G_OPTION_ARG_STRING, &connect_uri,
-		  "Connect to libvirt at URI (overrides the config's connect)", "URI" },
+		  "Connect to libvirt at URI (wins over the config's connect, reloads too)",
+		  "URI" },
 		{ "control-socket", 0, 0, G_OPTION_ARG_FILENAME, &control_socket,
-		  "Serve vreclaimctl on PATH (overrides the config's control-socket)", "PATH" },
+		  "Serve vreclaimctl on PATH (wins over the config's control-socket, reloads too)",
+		  "PATH" },
 		{ "libvirt-run-dir", 0, 0, G_OPTION_ARG_FILENAME, &run_dir,
 		  "libvirt's QEMU state folder with the NAME.pid files (default: the URI's)",
 		  "DIR" },
@@ -161,14 +163,6 @@ int main(int argc, char **argv)
 		g_printerr("vreclaimd: %s\n", error->message);
 		return VRD_EXIT_FAILED;
 	}
-	if (connect_uri) {
-		g_free(config->connect_uri);
-		config->connect_uri = g_steal_pointer(&connect_uri);
-	}
-	if (control_socket) {
-		g_free(config->control_socket);
-		config->control_socket = g_steal_pointer(&control_socket);
-	}
 	for (guint i = 0; qmp_sockets && qmp_sockets[i]; i++) {
 		if (!*qmp_sockets[i]) {
 			g_printerr("vreclaimd: --qmp: expected the path of a QMP socket\n");
@@ -180,6 +174,8 @@ int main(int argc, char **argv)
 	paths.procfs = procfs;
 	paths.sysfs = sysfs;
 	paths.qmp_sockets = (const char *const *)qmp_sockets;
+	paths.connect_uri = connect_uri;
+	paths.control_socket = control_socket;
 
 	/* A control client that goes away must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);

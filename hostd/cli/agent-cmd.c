@@ -32,7 +32,8 @@ static const char agent_usage[] =
 	"  get-cold-histogram            the picture's cold bytes per score (agents with the\n"
 	"                                cold-histogram capability, after a host's set-policy)\n"
 	"  set-policy FILE [REPORT_MS]   run the policy in FILE (docs/policy.md)\n"
-	"  reclaim SIZE [DEADLINE_MS]    reclaim SIZE bytes now (suffixes K, M, G: KiB, MiB, GiB)\n"
+	"  reclaim SIZE [DEADLINE_MS]    reclaim SIZE bytes now (suffixes K, M, G, T: KiB, MiB,\n"
+	"                                GiB, TiB; either case)\n"
 	"  pause | resume                stop / restart reclaim in the guest\n"
 	"  watch [COUNT]                 print the agent's reports as they come";
 

@@ -161,6 +161,9 @@ static char *socket_path; /* dir/ctl.sock */
 static char *log_path;	  /* dir/daemon.log */
 static char *log_text;	  /* its text as daemon_log() last read it */
 static GPid daemon_pid;
+/* The control socket the config file names: socket_path when NULL (the
+ * test of the command line's values gives the file another). */
+static const char *file_socket_path;
 
 /* ---- files ---- */
 
@@ -210,7 +213,8 @@ static void write_config_fleet(const char *node, const char *manage, const char 
 						"[host]\n"
 						"watermark-metric = none\n"
 						"%s%s",
-						node, manage, policies, dir, socket_path,
+						node, manage, policies, dir,
+						file_socket_path ? file_socket_path : socket_path,
 						extra ? extra : "", fleet ? "[fleet]\n" : "",
 						fleet ? fleet : "");
 
@@ -297,7 +301,7 @@ static guint node_domains(GPtrArray *doms)
 /* Start vreclaimd on the config as written, with `--qmp @qmp` when @qmp is
  * not NULL; wait (up to DAEMON_WAIT_MS) for its control socket and a status
  * listing every domain of the node file. */
-static void spawn_daemon(const char *qmp)
+static void spawn_daemon_with(const char *const *extra)
 {
 	const char *binary = g_getenv("VRECLAIMD");
 	g_autoptr(GError) error = NULL;
@@ -306,9 +310,16 @@ static void spawn_daemon(const char *qmp)
 	int wstatus = 0;
 
 	cr_assert_not_null(binary, "VRECLAIMD must name the vreclaimd binary");
-	const char *argv[] = { binary, "--config", config_path, qmp ? "--qmp" : NULL, qmp, NULL };
-	cr_assert(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, child_setup,
-				log_path, &daemon_pid, &error),
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+
+	g_ptr_array_add(argv, (char *)binary);
+	g_ptr_array_add(argv, (char *)"--config");
+	g_ptr_array_add(argv, config_path);
+	for (guint i = 0; extra && extra[i]; i++)
+		g_ptr_array_add(argv, (char *)extra[i]);
+	g_ptr_array_add(argv, NULL);
+	cr_assert(g_spawn_async(NULL, (char **)argv->pdata, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+				child_setup, log_path, &daemon_pid, &error),
 		  "cannot start vreclaimd: %s", error ? error->message : "?");
 
 	for (;;) {
@@ -331,6 +342,14 @@ static void spawn_daemon(const char *qmp)
 			  DAEMON_WAIT_MS, daemon_log());
 		g_usleep(POLL_US);
 	}
+}
+
+/* spawn_daemon_with() --qmp @qmp, or nothing more when @qmp is NULL. */
+static void spawn_daemon(const char *qmp)
+{
+	const char *const extra[] = { qmp ? "--qmp" : NULL, qmp, NULL };
+
+	spawn_daemon_with(extra);
 }
 
 /* Start vreclaimd on the config written with @manage (spawn_daemon()). */
@@ -662,6 +681,37 @@ Test(vreclaimd, reload_new_uri)
 	expect_reason(doms, "other", DISABLED);
 }
 
+/* --connect and --control-socket win over the file's keys at every reload
+ * too, not only at start. */
+Test(vreclaimd, reload_keeps_command_line)
+{
+	struct dom_case other = { "other", VR_OPEN "<vr:enable>no</vr:enable>" VR_CLOSE, DISABLED };
+	g_autofree char *other_path = g_build_filename(dir, "other.xml", NULL);
+	g_autofree char *file_socket = g_build_filename(dir, "file.sock", NULL);
+	g_autofree char *node_uri = g_strdup_printf("test://%s", node_path);
+	const char *const args[] = { "--connect", node_uri, "--control-socket", socket_path, NULL };
+	g_autoptr(GString) xml = g_string_new("<node>\n");
+	g_autoptr(GPtrArray) doms = NULL;
+	struct vr_daemon_status d;
+
+	node_add(xml, &other, 0x99);
+	g_string_append(xml, "</node>\n");
+	tree_put(dir, "other.xml", xml->str);
+	/* The file names another node and another socket. */
+	file_socket_path = file_socket;
+	write_config_node(other_path, "opt-in", NULL);
+	spawn_daemon_with(args);
+
+	reload_and_wait(1);
+	doms = status(&d);
+	cr_assert_str_eq(d.libvirt_uri, node_uri, "expected the command line's URI kept, got '%s'",
+			 d.libvirt_uri);
+	cr_assert(!g_file_test(file_socket, G_FILE_TEST_EXISTS),
+		  "expected no control socket at the file's path %s", file_socket);
+	expect_reason(doms, "plain", NOT_OPTED_IN);
+	file_socket_path = NULL;
+}
+
 /* ---- set, pause ---- */
 
 Test(vreclaimd, set_through_libvirt)
@@ -673,8 +723,13 @@ Test(vreclaimd, set_through_libvirt)
 
 	start_daemon("opt-in");
 
-	/* A domain without metadata opts in: the metadata the daemon wrote
-	 * through libvirt is read back, and the type stops it now. */
+	/* A setting on a domain without metadata does not opt it in: the
+	 * element written says no. */
+	set_ok("plain", fix);
+	expect_status_reason("plain", DISABLED);
+
+	/* A domain opts in: the metadata the daemon wrote through libvirt is
+	 * read back, and the type stops it now. */
 	set_ok("plain", opt_in);
 	expect_status_reason("plain", "domain plain " TYPE_REASON);
 
@@ -691,6 +746,17 @@ Test(vreclaimd, set_through_libvirt)
 	/* The others are untouched. */
 	expect_status_reason("disabled", DISABLED);
 	expect_status_reason("inv-duplicate", "invalid metadata: <priority> is given twice");
+}
+
+/* Under manage = all, a setting keeps a domain without metadata managed. */
+Test(vreclaimd, set_under_manage_all)
+{
+	const char *const fix[] = { "priority=80", NULL };
+
+	start_daemon("all");
+	expect_status_reason("plain", "domain plain " TYPE_REASON);
+	set_ok("plain", fix);
+	expect_status_reason("plain", "domain plain " TYPE_REASON);
 }
 
 Test(vreclaimd, set_refused)
