@@ -26,7 +26,7 @@ ASAN_ENV := \
 # meson/ninja parallelise the real work.
 .NOTPARALLEL:
 
-.PHONY: all deps build demo check asan-build check-asan check-asan-e2e fuzz bench bench-fleet bench-guest bench-vm architecture-svg format deb clean
+.PHONY: all deps build demo check asan-build check-asan check-asan-e2e fuzz bench bench-fleet bench-guest bench-vm architecture-svg format deb check-deb clean
 
 all: build
 
@@ -131,7 +131,14 @@ deb:
 	version=$$(dpkg-parsechangelog -SVersion) arch=$$(dpkg-architecture -qDEB_HOST_ARCH) && \
 		files="$$(cut -d' ' -f1 debian/files) vreclaim_$${version}_$${arch}.changes" && \
 		cd .. && mv -f $$files $(abspath $(BUILD))/deb/
+	debian/rules clean
 	ls -l $(BUILD)/deb
+
+# The packages installed into a clean Debian 12 root (debootstrap, kept as
+# a tarball in $(BUILD)/deb-cache/) and checked: files, units, conffile,
+# reinstall, purge (tests/packaging/check-deb; root, and a Debian mirror).
+check-deb: deb
+	tests/packaging/check-deb $(BUILD)/deb $(BUILD)/deb-cache
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
