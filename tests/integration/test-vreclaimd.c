@@ -646,19 +646,27 @@ Test(vreclaimd, reload)
 	cr_assert(!daemon_exited(NULL), "expected the daemon to keep running over reloads");
 }
 
-/* A new connect URI: the old connection's domains go, the new one's come. */
-Test(vreclaimd, reload_new_uri)
+/* A second node file, dir/other.xml, with one disabled domain "other";
+ * returns its path (owned). */
+static char *write_other_node(void)
 {
 	struct dom_case other = { "other", VR_OPEN "<vr:enable>no</vr:enable>" VR_CLOSE, DISABLED };
-	g_autofree char *other_path = g_build_filename(dir, "other.xml", NULL);
-	g_autofree char *uri = g_strdup_printf("test://%s", other_path);
 	g_autoptr(GString) xml = g_string_new("<node>\n");
-	g_autoptr(GPtrArray) doms = NULL;
-	struct vr_daemon_status d;
 
 	node_add(xml, &other, 0x99);
 	g_string_append(xml, "</node>\n");
 	tree_put(dir, "other.xml", xml->str);
+	return g_build_filename(dir, "other.xml", NULL);
+}
+
+/* A new connect URI: the old connection's domains go, the new one's come. */
+Test(vreclaimd, reload_new_uri)
+{
+	g_autofree char *other_path = write_other_node();
+	g_autofree char *uri = g_strdup_printf("test://%s", other_path);
+	g_autoptr(GPtrArray) doms = NULL;
+	struct vr_daemon_status d;
+
 	start_daemon("opt-in");
 
 	write_config_node(other_path, "opt-in", NULL);
@@ -685,18 +693,13 @@ Test(vreclaimd, reload_new_uri)
  * too, not only at start. */
 Test(vreclaimd, reload_keeps_command_line)
 {
-	struct dom_case other = { "other", VR_OPEN "<vr:enable>no</vr:enable>" VR_CLOSE, DISABLED };
-	g_autofree char *other_path = g_build_filename(dir, "other.xml", NULL);
+	g_autofree char *other_path = write_other_node();
 	g_autofree char *file_socket = g_build_filename(dir, "file.sock", NULL);
 	g_autofree char *node_uri = g_strdup_printf("test://%s", node_path);
 	const char *const args[] = { "--connect", node_uri, "--control-socket", socket_path, NULL };
-	g_autoptr(GString) xml = g_string_new("<node>\n");
 	g_autoptr(GPtrArray) doms = NULL;
 	struct vr_daemon_status d;
 
-	node_add(xml, &other, 0x99);
-	g_string_append(xml, "</node>\n");
-	tree_put(dir, "other.xml", xml->str);
 	/* The file names another node and another socket. */
 	file_socket_path = file_socket;
 	write_config_node(other_path, "opt-in", NULL);
