@@ -211,7 +211,14 @@ static gboolean parse_wmark_metric(const char *value, enum vr_wmark_metric *out,
 	return TRUE;
 }
 
-/* "12.34" -> 1234 basis points; @k's unit says what the share is of. */
+/* What a KEY_PERCENT value must be; @k's unit says what it is a share of. */
+static char *percent_expected(const struct vr_config_key *k)
+{
+	return g_strdup_printf("expected %s in percent from 0 to 100 with at most two decimals",
+			       k->unit);
+}
+
+/* "12.34" -> 1234 basis points. */
 static gboolean parse_percent(const char *value, const struct vr_config_key *k, uint32_t *out_bp,
 			      char **why)
 {
@@ -222,9 +229,7 @@ static gboolean parse_percent(const char *value, const struct vr_config_key *k, 
 
 	if (int_len == 0 || int_len > 3 || strspn(value, "0123456789") != int_len ||
 	    (dot && (frac_len == 0 || frac_len > 2 || strspn(dot + 1, "0123456789") != frac_len))) {
-		*why = g_strdup_printf("expected %s in percent from 0 to 100 with at most two "
-				       "decimals",
-				       k->unit);
+		*why = percent_expected(k);
 		return FALSE;
 	}
 	for (size_t i = 0; i < int_len; i++)
@@ -235,9 +240,7 @@ static gboolean parse_percent(const char *value, const struct vr_config_key *k, 
 	if (frac_len == 2)
 		bp += (uint32_t)(dot[2] - '0');
 	if (bp > VR_HOST_PSI_BP_MAX) {
-		*why = g_strdup_printf("expected %s in percent from 0 to 100 with at most two "
-				       "decimals",
-				       k->unit);
+		*why = percent_expected(k);
 		return FALSE;
 	}
 	*out_bp = bp;
